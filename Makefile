@@ -137,8 +137,11 @@ templ:
 templ-check:
 	@tmp=$$(mktemp -d); cp -r views $$tmp/; \
 	$(GO) tool templ generate -path $$tmp/views >/dev/null 2>&1 || { echo "templ generate failed"; rm -rf $$tmp; exit 1; }; \
-	for f in $$tmp/views/*_templ.go; do \
-	  if ! cmp -s "$$f" "views/$$(basename $$f)"; then echo "templ drift: views/$$(basename $$f) is not what templ generates; run make templ"; rm -rf $$tmp; exit 1; fi; \
+	for f in $$(cd $$tmp && find views -name '*_templ.go'); do \
+	  if ! cmp -s "$$tmp/$$f" "$$f"; then echo "templ drift: $$f is not what templ generates; run make templ"; rm -rf $$tmp; exit 1; fi; \
+	done; \
+	for f in $$(find views -name '*_templ.go'); do \
+	  if [ ! -f "$$tmp/$$f" ]; then echo "templ drift: $$f has no templ source; remove it"; rm -rf $$tmp; exit 1; fi; \
 	done; rm -rf $$tmp; echo "templ: generated files are current"
 
 ## Front-end assets. The npm packages (Tailwind, the pinned htmx) live in static/node_modules,

@@ -36,7 +36,7 @@ var (
 // TestDocsNameExistingPaths: every repository path that a document in
 // docs/ names in backticks exists: a file or a folder (`engine/registration`,
 // `handlers/members/forms_api.go`), a path with placeholders matches at
-// least one (`views/lang/locales/member.<code>.json`, `views/mail_*.templ`),
+// least one (`views/lang/locales/member.<code>.json`, `views/mailview/*.templ`),
 // a declaration after a package's path is declared in it
 // (`relay/session.Manager.Get`), and a file named alone exists somewhere
 // (`forms_api.go`). A span is a repository path when its first folder is
@@ -100,7 +100,7 @@ func TestPathProblem(t *testing.T) {
 		{"engine/registration", true},
 		{"engine/registration/", true},
 		{"cmd/portal/contract/testdata/", true},
-		{"views/mail_*.templ", true},
+		{"views/mailview/*.templ", true},
 		{"views/nothing_*.templ", false},
 		{"views/lang/locales/member.<code>.json", true},
 		{"docs/img/staff-<name>-<width>.png", true},

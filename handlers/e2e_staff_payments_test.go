@@ -14,7 +14,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestE2EStaffPaymentsStatement: in Chromium, a treasurer signs in at the
@@ -40,7 +40,7 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 	b.navigate("/staff/login?rd=%2Fstaff%2Fpayments")
 	b.click(`[data-testid=staff-message-link]`)
 	b.waitVisible(`[data-testid=attention-table]`) // back from the IdP on the page asked for
-	if got := b.text(`[data-testid=attention-reason]`); got != views.StaffOpsText.AttentionPending {
+	if got := b.text(`[data-testid=attention-reason]`); got != staffview.OpsText.AttentionPending {
 		t.Fatalf("attention: %q", got)
 	}
 	b.checkPage("staff-payments")
@@ -63,7 +63,7 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 	b.do("choose the statement", chromedp.SetUploadFiles(`#statement-file`, []string{file}))
 	b.click(`[data-testid=statement-upload]`)
 	b.waitVisible(`[data-testid=statement-preview]`)
-	if got := b.text(`[data-testid=matched-table] [data-testid=credit-result]`); got != views.StaffOpsText.LineWillComplete {
+	if got := b.text(`[data-testid=matched-table] [data-testid=credit-result]`); got != staffview.OpsText.LineWillComplete {
 		t.Fatalf("proposed match: %q", got)
 	}
 	if n := b.count(`[data-testid=unmatched-table] [data-testid=credit-row]`); n != 1 {
@@ -76,7 +76,7 @@ func TestE2EStaffPaymentsStatement(t *testing.T) {
 
 	b.click(`[data-testid=statement-capture]`)
 	b.waitVisible(`[data-testid=statement-result]`)
-	if got := b.text(`[data-testid=matched-table] [data-testid=credit-result]`); got != views.StaffOpsText.LineCompleted {
+	if got := b.text(`[data-testid=matched-table] [data-testid=credit-result]`); got != staffview.OpsText.LineCompleted {
 		t.Fatalf("capture: %q", got)
 	}
 	b.checkPage("staff-statement-result")

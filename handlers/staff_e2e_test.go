@@ -22,7 +22,7 @@ import (
 	"portal/outbound/mail"
 	"portal/outbound/mail/mailtest"
 	"portal/outbound/messages"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // staffMail delivers the portal's messages over a real SMTP conversation
@@ -134,7 +134,7 @@ func TestE2EStaffPages(t *testing.T) {
 	b.typeInto(`#amount`, "50.00")
 	b.typeInto(`#note`, "statement 41")
 	b.clickTo(`[data-testid=capture-submit]`, `[data-testid=capture-owed]`)
-	if got, want := b.text(`[data-testid=staff-flash]`), fmt.Sprintf(views.StaffRegistrationText.CapturedPart, "EUR 50.00", "EUR 134.50"); got != want {
+	if got, want := b.text(`[data-testid=staff-flash]`), fmt.Sprintf(staffview.RegistrationText.CapturedPart, "EUR 50.00", "EUR 134.50"); got != want {
 		t.Fatalf("after a part: %q", got)
 	}
 	if st := b.attr(`[data-testid=detail-summary] [data-testid=state]`, "data-state"); st != "awaiting_payment" {

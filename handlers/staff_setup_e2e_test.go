@@ -10,7 +10,7 @@ import (
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestE2EStaffSetupSettings: an administrator sets the bank account on the setup
@@ -57,7 +57,7 @@ func TestE2EStaffSetupSettings(t *testing.T) {
 	}
 	b.typeInto(`#pay-iban`, "DE89 3704 0044 0532 0130 00")
 	b.clickTo(`[data-testid=payments-save]`, `[data-testid=staff-flash]`)
-	if got := b.text(`[data-testid=pay-qr-kind]`); got != views.StaffSetupText.PayQREPC {
+	if got := b.text(`[data-testid=pay-qr-kind]`); got != staffview.SetupText.PayQREPC {
 		t.Errorf("QR kind %q", got)
 	}
 	if v, _ := settings.Of(env.Engine).PaymentSettings(t.Context(), 1); v.Provider != payment.BankTransferProvider || v.BankIBAN != "DE89370400440532013000" {

@@ -1,6 +1,8 @@
 package views
 
-import "context"
+import (
+	"context"
+)
 
 // Brand is what every page shows of the organisation it belongs to: its
 // name, logo and accent colour, and where to reach it. The HTTP layer puts
@@ -35,9 +37,9 @@ func BrandOf(ctx context.Context) Brand {
 	return Brand{}
 }
 
-// title is the name shown in the page header: the organisation's, or the
+// Title is the name shown in the page header: the organisation's, or the
 // portal's own without one.
-func (b Brand) title(ctx context.Context) string {
+func (b Brand) Title(ctx context.Context) string {
 	if b.Name == "" {
 		return tr(ctx, "layout_brand")
 	}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"strings"
 
 	"portal/views/lang"
 )
@@ -16,10 +17,6 @@ import (
 func tr(ctx context.Context, id string, data ...map[string]any) string {
 	return lang.T(ctx, id, data...)
 }
-
-// SelectPersonsHeading is the heading and title of the person-selection
-// page, which the handler puts into the StepModel like a question's text.
-func SelectPersonsHeading(ctx context.Context) string { return tr(ctx, "step_select_heading") }
 
 // LanguageLink is one entry of the language switcher.
 type LanguageLink struct {
@@ -44,4 +41,16 @@ func languageLinks(ctx context.Context) []LanguageLink {
 		return nil
 	}
 	return links
+}
+
+// JoinNames lists names for a sentence in l: "A", "A and B", "A, B and C"
+// ("A, B und C", "A, B et C").
+func JoinNames(l lang.Language, names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + l.T("mail_and") + " " + names[len(names)-1]
 }

@@ -162,8 +162,8 @@ func (s *Server) staffAPIAccess(c echo.Context, u *staffpage.StaffUser, next ech
 	k := &organisation.APIKey{OrganisationID: u.OrganisationID, Name: "staff session of " + u.Email, Scope: organisation.ScopeWrite}
 	ctx := engine.WithOrganisation(req.Context(), u.OrganisationID)
 	ctx = context.WithValue(ctx, apiKeyKey{}, k)
-	ctx = context.WithValue(ctx, staffpage.StaffUserKey{}, u)
 	c.SetRequest(req.WithContext(ctx))
+	staffpage.WithUser(c, u)
 	if err := adminFormText(c); err != nil {
 		return err
 	}

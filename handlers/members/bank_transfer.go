@@ -40,7 +40,7 @@ func (s *Server) bankTransferOf(ctx context.Context, organisationID int64, payLi
 	return s.bankTransferModel(ctx, p)
 }
 
-// bankTransferModel is what views.BankTransfer shows for an attempt of the
+// bankTransferModel is what memberview.BankTransfer shows for an attempt of the
 // bank-transfer provider: the transfer still owed (engine.BankTransferDue,
 // less the parts that arrived) with its QR code; nil for any other attempt.
 func (s *Server) bankTransferModel(ctx context.Context, p *engine.Payment) (*views.BankTransferModel, error) {

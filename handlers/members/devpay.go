@@ -9,7 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // TestGatewayPage answers GET /dev/pay/:reference: the built-in gateway's
@@ -23,7 +23,7 @@ func (s *Server) TestGatewayPage(c echo.Context) error {
 		return err
 	}
 	lines, total := server.OrderLines(server.LangOf(c), view.Order)
-	return server.Render(c, http.StatusOK, views.TestGatewayPage(views.TestGatewayModel{
+	return server.Render(c, http.StatusOK, memberview.TestGateway(memberview.TestGatewayModel{
 		Chrome:    s.Chrome("Test payment"),
 		Reference: view.Payment.Reference, Action: server.OrganisationPath(c, server.TestGatewayPayPath(view.Payment.Reference)),
 		Lines: lines, Total: total, Open: view.Payment.Status == engine.PaymentPending, Status: string(view.Payment.Status),

@@ -8,7 +8,7 @@ import (
 	"portal/engine"
 	"portal/engine/registration"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // DonePage answers GET /membership/register/:periodId/done: the order and
@@ -28,12 +28,12 @@ func (s *Server) DonePage(c echo.Context) error {
 	if o.Form.State != engine.StateDone {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, o.Form))
 	}
-	m := views.DoneModel{Chrome: s.Chrome(server.Tr(c, "title_done")), Period: o.Period.Name,
+	m := memberview.DoneModel{Chrome: s.Chrome(server.Tr(c, "title_done")), Period: o.Period.Name,
 		Persons:    personStatuses(server.LangOf(c), o.Form.People, func(p registration.FormPerson) string { return p.Status }),
 		PaymentURL: o.Form.PaymentURL, Seconds: paymentCountdown}
 	m.Lines, m.Total = quoteLines(server.LangOf(c), o.Order)
 	if m.BankTransfer, err = s.bankTransferOf(c.Request().Context(), o.Period.OrganisationID, o.Form.PaymentURL); err != nil {
 		return err
 	}
-	return server.Render(c, http.StatusOK, views.Done(m))
+	return server.Render(c, http.StatusOK, memberview.Done(m))
 }

@@ -8,7 +8,7 @@ import (
 	"portal/engine"
 	"portal/engine/registration"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // overview renders GET /membership/register/:periodId for the signed-in user.
@@ -25,7 +25,7 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 		return err
 	}
 	f := o.Form
-	m := views.OverviewModel{
+	m := memberview.OverviewModel{
 		Chrome: s.Chrome(o.Period.Name), Period: o.Period.Name,
 		Persons:   personStatuses(server.LangOf(c), o.Persons, func(p registration.FormPerson) string { return p.Status }),
 		StartURL:  server.RegisterPath(c, periodID, "persons"),
@@ -35,19 +35,19 @@ func (s *Server) overview(c echo.Context, periodID int64) error {
 	}
 	switch f.State {
 	case engine.StateRunning, engine.StateResume, engine.StateSuspended:
-		m.State = views.OverviewInProgress
+		m.State = memberview.OverviewInProgress
 	case engine.StateDone:
-		m.State, m.PayURL = views.OverviewCommitted, f.PaymentURL
+		m.State, m.PayURL = memberview.OverviewCommitted, f.PaymentURL
 		m.Lines, m.Total = quoteLines(server.LangOf(c), o.Order)
 	default:
-		m.State = views.OverviewNew
+		m.State = memberview.OverviewNew
 		selectable := false
 		for _, p := range o.Persons {
 			selectable = selectable || p.CanSelect
 		}
 		if !selectable {
-			m.State = views.OverviewNothingToDo
+			m.State = memberview.OverviewNothingToDo
 		}
 	}
-	return server.Render(c, http.StatusOK, views.Overview(m))
+	return server.Render(c, http.StatusOK, memberview.Overview(m))
 }

@@ -9,7 +9,7 @@ import (
 	"portal/engine"
 	"portal/engine/payment"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // PayLink answers GET /pay/:reference?reference=&amount=: the stable pay
@@ -51,7 +51,7 @@ func (s *Server) toCheckout(c echo.Context, p *engine.Payment) error {
 		return err
 	}
 	if bt != nil {
-		return server.Render(c, http.StatusOK, views.PayByTransfer(views.PayByTransferModel{Chrome: s.Chrome(server.Tr(c, "title_pay_transfer")), Transfer: *bt}))
+		return server.Render(c, http.StatusOK, memberview.PayByTransfer(memberview.PayByTransferModel{Chrome: s.Chrome(server.Tr(c, "title_pay_transfer")), Transfer: *bt}))
 	}
 	if p.Provider == payment.DirectDebitProvider {
 		// The checkout of a debit is this page itself: never redirect to it.

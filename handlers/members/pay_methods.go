@@ -11,6 +11,7 @@ import (
 	"portal/engine/payment"
 	"portal/handlers/server"
 	"portal/views"
+	"portal/views/memberview"
 )
 
 // payMethodChoice is the pay link of an unpaid order whose club offers
@@ -18,11 +19,11 @@ import (
 // current one checked (issue 29).
 func (s *Server) payMethodChoice(c echo.Context, choice *payment.PayLinkChoice) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
-	m := views.PayChooseModel{Chrome: s.Chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
+	m := memberview.PayChooseModel{Chrome: s.Chrome(views.PaymentMethodTextIn(c.Request().Context()).PayTitle),
 		Action:  server.OrganisationPath(c, server.PayLinkPrefix+choice.Order.PayReference),
 		Total:   server.LangOf(c).Money(choice.Order.TotalMinor, choice.Order.Currency),
-		Methods: views.PaymentMethodChoiceModel{Methods: choice.Methods, Current: choice.Current}}
-	return server.Render(c, http.StatusOK, views.PayChoose(m))
+		Methods: memberview.PaymentMethodChoiceModel{Methods: choice.Methods, Current: choice.Current}}
+	return server.Render(c, http.StatusOK, memberview.PayChoose(m))
 }
 
 // ChoosePayMethod answers POST /pay/:reference: the member's choice on the
@@ -57,7 +58,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	t := views.PaymentMethodTextIn(c.Request().Context())
-	m := views.PayByDebitModel{Chrome: s.Chrome(t.DebitTitle), Total: server.LangOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
+	m := memberview.PayByDebitModel{Chrome: s.Chrome(t.DebitTitle), Total: server.LangOf(c).Money(page.Order.TotalMinor, page.Order.Currency),
 		Creditor: page.Terms.CreditorName, CreditorID: page.Terms.CreditorID, Errors: errs}
 	// A refused form: its title starts with "Error:" (docs/MEMBER-PAGES.md),
 	// and a missing consent is said at its box in the page's language.
@@ -77,7 +78,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 		}
 	case page.Held != nil:
 		held, base := page.Held, server.OrganisationPath(c, server.PayLinkPrefix+page.Order.PayReference+"/mandate/")
-		m.Held = &views.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: directdebit.MaskedIBAN(held.IBAN),
+		m.Held = &memberview.HeldMandateModel{ID: strconv.FormatInt(held.ID, 10), Holder: held.Holder, Account: directdebit.MaskedIBAN(held.IBAN),
 			Reference: held.Reference, Signed: server.LangOf(c).Date(held.SignedAt.UTC()), Text: held.Text,
 			KeepAction: base + "keep", ChangeAction: base + "change", RevokeAction: base + "revoke"}
 		m.Holder = held.Holder
@@ -93,7 +94,7 @@ func (s *Server) showDebitPage(c echo.Context, status int, orderReference string
 			m.Holder, m.IBAN, m.BIC = typed.Holder, typed.IBAN, typed.BIC
 		}
 	}
-	return server.Render(c, status, views.PayByDebit(m))
+	return server.Render(c, status, memberview.PayByDebit(m))
 }
 
 // GiveMandate answers POST /pay/:reference/mandate: the member signs the

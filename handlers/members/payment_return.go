@@ -11,16 +11,16 @@ import (
 	"portal/engine/payment"
 	"portal/handlers/server"
 	"portal/relay/session"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // paymentOutcomes maps the engine's payment outcomes to the return page's.
-var paymentOutcomes = map[engine.PaymentOutcome]views.PaymentOutcome{
-	engine.OutcomeSuccess:   views.OutcomeSuccess,
-	engine.OutcomeFailed:    views.OutcomeFailed,
-	engine.OutcomeCancelled: views.OutcomeCancelled,
-	engine.OutcomePending:   views.OutcomePending,
-	engine.OutcomeOpen:      views.OutcomePending,
+var paymentOutcomes = map[engine.PaymentOutcome]memberview.PaymentOutcome{
+	engine.OutcomeSuccess:   memberview.OutcomeSuccess,
+	engine.OutcomeFailed:    memberview.OutcomeFailed,
+	engine.OutcomeCancelled: memberview.OutcomeCancelled,
+	engine.OutcomePending:   memberview.OutcomePending,
+	engine.OutcomeOpen:      memberview.OutcomePending,
 }
 
 // PaymentReturn answers GET /membership/payment-return?reference=&status=&transactionId=&signature=.
@@ -63,26 +63,26 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 		// The payment is settled; only the details depend on the session.
 		s.LogFor(c).Warn("payment return: session store unavailable; showing the outcome without details", "err", err)
 	}
-	m := views.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: server.RegisterPath(c, res.PeriodID), DetailsHidden: !owner,
+	m := memberview.PaymentReturnModel{Reference: res.Reference, Outcome: paymentOutcomes[res.Outcome], RegisterURL: server.RegisterPath(c, res.PeriodID), DetailsHidden: !owner,
 		RetryURL: server.OrganisationPath(c, server.PaymentRetryPath)} // the organisation's prefix kept: the retry needs its session
 	if owner {
 		m.Lines, m.Total = server.OrderLines(server.LangOf(c), res.Order)
 	}
 	switch {
 	case res.Mismatch:
-		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_mismatch_title")), views.OutcomeMismatch
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_mismatch_title")), memberview.OutcomeMismatch
 		m.Message = server.Tr(c, "return_mismatch")
 	case res.Stale:
-		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_stale_title")), views.OutcomeStale
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_stale_title")), memberview.OutcomeStale
 		m.Message = server.Tr(c, "return_stale")
 	case res.Outcome == engine.OutcomePending || (res.Outcome == engine.OutcomeOpen && c.QueryParam("status") == string(engine.OutcomeSuccess)):
 		// Back from the provider before its confirmation: the query's
 		// "success" only chooses this wording, it settles nothing.
-		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_pending_title")), views.OutcomePending
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_pending_title")), memberview.OutcomePending
 		m.Message = server.Tr(c, "return_pending")
 		m.PollURL = server.OrganisationPath(c, server.PaymentReturnPath) + "?" + url.Values{"reference": {res.Reference}, "status": {string(engine.OutcomeSuccess)}}.Encode()
 	case res.Outcome == engine.OutcomeOpen:
-		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_incomplete_title")), views.OutcomeCancelled
+		m.Chrome, m.Outcome = s.Chrome(server.Tr(c, "return_incomplete_title")), memberview.OutcomeCancelled
 		m.Message = server.Tr(c, "return_incomplete")
 		m.RetryReference = res.Reference
 	case res.Outcome == engine.OutcomeSuccess:
@@ -104,5 +104,5 @@ func (s *Server) PaymentReturn(c echo.Context) error {
 	if res.Order.Status != engine.OrderUnpaid || !owner {
 		m.RetryReference = "" // a retry is for the owner's session only (paymentRetry checks it again)
 	}
-	return server.Render(c, http.StatusOK, views.PaymentReturnPage(m))
+	return server.Render(c, http.StatusOK, memberview.PaymentReturn(m))
 }

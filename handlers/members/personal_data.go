@@ -10,6 +10,7 @@ import (
 	"portal/engine/privacy"
 	"portal/handlers/server"
 	"portal/views"
+	"portal/views/memberview"
 )
 
 // Personal data (issue 30): the member's "Your data" page, its JSON
@@ -62,7 +63,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 		return err
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.PersonalDataModel{Chrome: s.Chrome(t.Title), T: t, Tables: server.PersonalDataTables(server.LangOf(c), t, x),
+	m := memberview.PersonalDataModel{Chrome: s.Chrome(t.Title), T: t, Tables: server.PersonalDataTables(server.LangOf(c), t, x),
 		DownloadURL: server.OrganisationPath(c, memberDataJSONPath), RequestURL: server.OrganisationPath(c, memberDataRequestPath)}
 	for _, p := range x.Persons {
 		m.Persons = append(m.Persons, views.DataChoice{Value: strconv.FormatInt(p.ID, 10), Label: p.FirstName + " " + p.LastName})
@@ -76,7 +77,7 @@ func (s *Server) memberDataPage(c echo.Context) error {
 	case c.QueryParam("error") == "limit":
 		m.Problem, status = t.RequestLimit, http.StatusTooManyRequests
 	}
-	return server.Render(c, status, views.PersonalData(m))
+	return server.Render(c, status, memberview.PersonalData(m))
 }
 
 // memberDataDownload answers GET /membership/data.json: the household's

@@ -11,6 +11,7 @@ import (
 	"portal/handlers/server"
 	"portal/views"
 	"portal/views/lang"
+	"portal/views/memberview"
 )
 
 // The texts of the flow that handlers compose into view models are the
@@ -95,11 +96,11 @@ var badges = map[string]string{
 	engine.PersonPendingPayment: "badge-pending",
 }
 
-func personStatuses(l lang.Language, people []registration.FormPerson, status func(registration.FormPerson) string) []views.PersonStatusModel {
-	out := make([]views.PersonStatusModel, len(people))
+func personStatuses(l lang.Language, people []registration.FormPerson, status func(registration.FormPerson) string) []memberview.PersonStatusModel {
+	out := make([]memberview.PersonStatusModel, len(people))
 	for i, p := range people {
 		st := status(p)
-		out[i] = views.PersonStatusModel{Name: personName(p), Born: l.T("flow_born", map[string]any{"Date": l.Date(p.DateOfBirth)}),
+		out[i] = memberview.PersonStatusModel{Name: personName(p), Born: l.T("flow_born", map[string]any{"Date": l.Date(p.DateOfBirth)}),
 			Status: personStatusText(l, st), Badge: badges[st]}
 	}
 	return out
@@ -128,5 +129,5 @@ func (s *Server) renderCurrent(c echo.Context, form *registration.Form, notice s
 	if form.State == engine.StateDone {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	return server.Render(c, http.StatusConflict, views.Step(s.stepModel(c, form, nil, nil, notice)))
+	return server.Render(c, http.StatusConflict, memberview.Step(s.stepModel(c, form, nil, nil, notice)))
 }

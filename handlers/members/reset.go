@@ -8,7 +8,7 @@ import (
 	"portal/engine"
 	"portal/engine/registration"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // ResetPage answers GET /membership/register/:periodId/reset: "start again?".
@@ -17,7 +17,7 @@ func (s *Server) ResetPage(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	return server.Render(c, http.StatusOK, views.ResetConfirm(views.ResetModel{Chrome: s.Chrome(server.Tr(c, "title_reset")),
+	return server.Render(c, http.StatusOK, memberview.ResetConfirm(memberview.ResetModel{Chrome: s.Chrome(server.Tr(c, "title_reset")),
 		Action: server.RegisterPath(c, r.periodID, "reset"), CancelURL: server.RegisterPath(c, r.periodID), Committed: form.State == engine.StateDone}))
 }
 

@@ -11,7 +11,7 @@ import (
 	"portal/engine/payment"
 	"portal/engine/registration"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // ReviewPage answers GET /membership/register/:periodId/review: every
@@ -36,7 +36,7 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 	if !rv.Complete {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	m := views.ReviewModel{
+	m := memberview.ReviewModel{
 		Chrome: s.Chrome(server.Tr(c, "title_review")), Period: rv.Period, Notice: notice,
 		ChangeAction: server.RegisterPath(c, r.periodID, "change"), ConfirmAction: server.RegisterPath(c, r.periodID, "confirm"),
 		Version:      strconv.FormatInt(rv.Version, 10),
@@ -55,13 +55,13 @@ func (s *Server) showReview(c echo.Context, status int, notice string) error {
 		}
 	}
 	for _, p := range rv.Persons {
-		pm := views.ReviewPersonModel{Name: p.FirstName + " " + p.LastName}
+		pm := memberview.ReviewPersonModel{Name: p.FirstName + " " + p.LastName}
 		for _, a := range p.Answers {
-			pm.Rows = append(pm.Rows, views.ReviewRow{Question: a.Question, Answer: reviewAnswer(c, a), ChangeStep: a.Step})
+			pm.Rows = append(pm.Rows, memberview.ReviewRow{Question: a.Question, Answer: reviewAnswer(c, a), ChangeStep: a.Step})
 		}
 		m.Persons = append(m.Persons, pm)
 	}
-	return server.Render(c, status, views.Review(m))
+	return server.Render(c, status, memberview.Review(m))
 }
 
 // reviewAnswer is an answer as the review prints it: the engine's Yes/No of

@@ -10,7 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/registration"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // PersonsPage answers GET /membership/register/:periodId/persons.
@@ -37,7 +37,7 @@ func (s *Server) showStep(c echo.Context, n int) error {
 	if form.State == engine.StateDone || form.Step != n {
 		return c.Redirect(http.StatusSeeOther, stepURL(c, form))
 	}
-	return server.Render(c, http.StatusOK, views.Step(s.stepModel(c, form, nil, nil, "")))
+	return server.Render(c, http.StatusOK, memberview.Step(s.stepModel(c, form, nil, nil, "")))
 }
 
 func fieldID(personID int64) string {
@@ -46,21 +46,21 @@ func fieldID(personID int64) string {
 
 // questionKinds maps the engine's question types to the step page's kinds.
 // Definitions admit no other types (engine.QuestionTypes).
-var questionKinds = map[engine.QuestionType]views.QuestionKind{
-	engine.TypeText:     views.KindText,
-	engine.TypeNumber:   views.KindNumber,
-	engine.TypeDropdown: views.KindDropdown,
-	engine.TypeCheckbox: views.KindCheckbox,
-	engine.TypeAccept:   views.KindAccept,
-	engine.TypeOne:      views.KindOne,
-	engine.TypeRadio:    views.KindRadio,
-	engine.TypeMulti:    views.KindMulti,
+var questionKinds = map[engine.QuestionType]memberview.QuestionKind{
+	engine.TypeText:     memberview.KindText,
+	engine.TypeNumber:   memberview.KindNumber,
+	engine.TypeDropdown: memberview.KindDropdown,
+	engine.TypeCheckbox: memberview.KindCheckbox,
+	engine.TypeAccept:   memberview.KindAccept,
+	engine.TypeOne:      memberview.KindOne,
+	engine.TypeRadio:    memberview.KindRadio,
+	engine.TypeMulti:    memberview.KindMulti,
 }
 
 // stepModel builds a step page. values, when set, are what the member just
 // posted (kept on a validation error); e holds the errors.
-func (s *Server) stepModel(c echo.Context, form *registration.Form, values map[string][]string, e *engine.Error, notice string) views.StepModel {
-	m := views.StepModel{
+func (s *Server) stepModel(c echo.Context, form *registration.Form, values map[string][]string, e *engine.Error, notice string) memberview.StepModel {
+	m := memberview.StepModel{
 		Chrome: s.Chrome(""), Number: form.Step, Total: form.PathLength, Notice: notice,
 		Action: stepURL(c, form), SubmitText: server.Tr(c, "flow_continue"),
 	}
@@ -75,13 +75,13 @@ func (s *Server) stepModel(c echo.Context, form *registration.Form, values map[s
 		m.BackAction, m.BackStep = server.RegisterPath(c, form.PeriodID, "back"), form.Step
 	}
 	if form.Step == 0 {
-		m.Type, m.Heading, m.Progress, m.Required = views.KindSelectPersons, views.SelectPersonsHeading(c.Request().Context()), server.Tr(c, "flow_select_progress"), true
+		m.Type, m.Heading, m.Progress, m.Required = memberview.KindSelectPersons, memberview.SelectPersonsHeading(c.Request().Context()), server.Tr(c, "flow_select_progress"), true
 		chosen := map[string]bool{}
 		for _, v := range values["person"] {
 			chosen[v] = true
 		}
 		for _, p := range form.People {
-			f := views.FieldModel{ID: fieldID(p.ID), Label: personName(p), Value: strconv.FormatInt(p.ID, 10),
+			f := memberview.FieldModel{ID: fieldID(p.ID), Label: personName(p), Value: strconv.FormatInt(p.ID, 10),
 				Checked: p.Selected, Disabled: !p.CanSelect, Error: problems[p.ID]}
 			if values != nil {
 				f.Checked = chosen[f.Value]
@@ -104,7 +104,7 @@ func (s *Server) stepModel(c echo.Context, form *registration.Form, values map[s
 			m.SubmitText = server.Tr(c, "flow_to_review")
 		}
 		for _, o := range q.Options {
-			m.Choices = append(m.Choices, views.ChoiceModel{Value: o.Value, Label: o.Label})
+			m.Choices = append(m.Choices, memberview.ChoiceModel{Value: o.Value, Label: o.Label})
 		}
 		posted := map[int64]string{}
 		if values != nil {
@@ -121,7 +121,7 @@ func (s *Server) stepModel(c echo.Context, form *registration.Form, values map[s
 			if values != nil {
 				v = posted[p.ID]
 			}
-			f := views.FieldModel{ID: fieldID(p.ID), Label: personName(p), Value: v, Checked: v == "1", Error: problems[p.ID]}
+			f := memberview.FieldModel{ID: fieldID(p.ID), Label: personName(p), Value: v, Checked: v == "1", Error: problems[p.ID]}
 			switch q.Type {
 			case engine.TypeOne:
 				f.Value = strconv.FormatInt(p.ID, 10)
@@ -138,10 +138,10 @@ func (s *Server) stepModel(c echo.Context, form *registration.Form, values map[s
 			continue
 		}
 		href := "#" + f.ID
-		if m.Type == views.KindRadio || m.Type == views.KindMulti {
+		if m.Type == memberview.KindRadio || m.Type == memberview.KindMulti {
 			href += "-0"
 		}
-		m.Errors = append(m.Errors, views.ErrorLink{Href: href, Message: f.Label + ": " + f.Error})
+		m.Errors = append(m.Errors, memberview.ErrorLink{Href: href, Message: f.Label + ": " + f.Error})
 	}
 	m.Chrome.Title = m.Heading
 	return m

@@ -10,7 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/registration"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // SubmitPersons answers POST /membership/register/:periodId/persons (fields person=id...).
@@ -62,7 +62,7 @@ func (s *Server) submitStep(c echo.Context, n int) error {
 			switch e.Code {
 			case engine.CodeValidation:
 				m := s.stepModel(c, form, values, e, "")
-				return server.Render(c, http.StatusUnprocessableEntity, views.Step(m))
+				return server.Render(c, http.StatusUnprocessableEntity, memberview.Step(m))
 			case engine.CodeConflict:
 				return s.reloadWithNotice(c, r)
 			}

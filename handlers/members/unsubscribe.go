@@ -8,7 +8,7 @@ import (
 	"portal/engine/message"
 	"portal/handlers/server"
 	"portal/outbound/optout"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // UnsubscribePath is the one-click unsubscribe link of reminders and
@@ -68,6 +68,6 @@ func (s *Server) unsubscribe(c echo.Context, confirm bool) error {
 	if confirm {
 		title = server.Tr(c, "unsubscribe_title_done")
 	}
-	return server.Render(c, http.StatusOK, views.UnsubscribePage(views.UnsubscribeModel{Chrome: s.Chrome(title), Club: org.Name,
+	return server.Render(c, http.StatusOK, memberview.Unsubscribe(memberview.UnsubscribeModel{Chrome: s.Chrome(title), Club: org.Name,
 		What: server.Tr(c, unsubscribeWords[t.Category]), Addresses: t.Addresses, Action: server.OrganisationPath(c, UnsubscribePath) + "?t=" + c.QueryParam("t"), Done: confirm}))
 }

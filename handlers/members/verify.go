@@ -8,7 +8,7 @@ import (
 	"portal/engine"
 	"portal/engine/message"
 	"portal/handlers/server"
-	"portal/views"
+	"portal/views/memberview"
 )
 
 // VerifyCard answers GET /verify/:token, the page a membership card's QR
@@ -26,7 +26,7 @@ func (s *Server) VerifyCard(c echo.Context) error {
 		}
 		return err
 	}
-	m := views.VerifyModel{Chrome: s.Chrome(server.Tr(c, "title_verify")), Name: check.Name, Type: check.Type, Period: check.Period,
+	m := memberview.VerifyModel{Chrome: s.Chrome(server.Tr(c, "title_verify")), Name: check.Name, Type: check.Type, Period: check.Period,
 		Dates: server.LangOf(c).Date(check.StartDate) + " – " + server.LangOf(c).Date(check.EndDate), Valid: check.Valid}
 	switch {
 	case check.Valid:
@@ -38,5 +38,5 @@ func (s *Server) VerifyCard(c echo.Context) error {
 	default:
 		m.State = server.Tr(c, "verify_not_valid", map[string]any{"Status": check.Status})
 	}
-	return server.Render(c, http.StatusOK, views.VerifyPage(m))
+	return server.Render(c, http.StatusOK, memberview.Verify(m))
 }

@@ -14,7 +14,7 @@ import (
 	"portal/engine/definition"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The process definitions page of the setup (admin): GET
@@ -50,13 +50,13 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 	slices.SortStableFunc(versions, func(a, b definition.Version) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(b.Version, a.Version))
 	})
-	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath)
-	m := views.StaffDefinitionsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
+	base := staffpage.RequestOf(c).StaffPath(server.StaffDefinitionsPath)
+	m := staffview.DefinitionsModel{Chrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).DefTitle), UploadURL: base, Error: uploadError}
 	inUse := map[string]bool{} // keys whose version in use is listed: the newest active one, versions come newest first
 	show, _ := strconv.ParseInt(c.QueryParam("version"), 10, 64)
 	for _, d := range versions {
 		id := strconv.FormatInt(d.ID, 10)
-		row := views.StaffDefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: staffpage.StaffDateTime(c, d.CreatedAt),
+		row := staffview.DefinitionRow{ID: id, Key: d.Key, Name: d.Name, Version: strconv.Itoa(d.Version), Created: staffpage.StaffDateTime(c, d.CreatedAt),
 			ViewURL: base + "?version=" + id + "#steps-title", ActivateURL: base + "/" + id + "/activate"}
 		if d.Active && !inUse[d.Key] {
 			row.InUse, inUse[d.Key] = true, true
@@ -73,14 +73,14 @@ func (s *Server) renderDefinitions(c echo.Context, status int, uploadError strin
 		}
 		m.Shown = definitionView(c, def)
 	}
-	return staffpage.StaffRender(c, status, views.StaffDefinitionsPage(m))
+	return staffpage.StaffRender(c, status, staffview.Definitions(m))
 }
 
 // definitionView prints a version's steps as the member meets them.
-func definitionView(c echo.Context, def *engine.ProcessDefinition) *views.StaffDefinitionView {
-	v := &views.StaffDefinitionView{Title: fmt.Sprintf("%s %s, %s %d", staffpage.StaffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(staffpage.StaffOpsTextIn(c).DefVersion), def.Version)}
+func definitionView(c echo.Context, def *engine.ProcessDefinition) *staffview.DefinitionView {
+	v := &staffview.DefinitionView{Title: fmt.Sprintf("%s %s, %s %d", staffpage.StaffOpsTextIn(c).DefStepsOf, def.Name, strings.ToLower(staffpage.StaffOpsTextIn(c).DefVersion), def.Version)}
 	for i, st := range def.Steps {
-		sv := views.StaffStepView{Number: strconv.Itoa(i + 1), Question: st.QuestionText, Kind: string(st.QuestionType), Required: st.Required}
+		sv := staffview.StepView{Number: strconv.Itoa(i + 1), Question: st.QuestionText, Kind: string(st.QuestionType), Required: st.Required}
 		var rules []string
 		if st.PersonMinAge != nil || st.PersonMaxAge != nil {
 			rules = append(rules, staffpage.StaffOpsTextIn(c).DefAges+" "+ageRange(c, st.PersonMinAge, st.PersonMaxAge))
@@ -139,7 +139,7 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 			if res.Unchanged {
 				flash = flashDefUnchanged
 			}
-			return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath+"?done="+flash))
+			return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath(server.StaffDefinitionsPath+"?done="+flash))
 		}
 	}
 	e, ok := engine.AsError(err)
@@ -154,12 +154,12 @@ func (s *Server) staffUploadDefinition(c echo.Context) error {
 func (s *Server) staffActivateDefinition(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
 	id, proceed, err := s.StaffConfirmedID(c, staffpage.StaffOpsTextIn(c).DefActivateQuestion, staffpage.StaffOpsTextIn(c).DefActivateDetail,
-		server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath))
+		staffpage.RequestOf(c).StaffPath(server.StaffDefinitionsPath))
 	if !proceed {
 		return err
 	}
 	if _, err := definition.Of(s.engine).SetDefinitionActive(c.Request().Context(), u.Actor(), u.OrganisationID, definition.Ref{ID: id}, definition.DefinitionUse); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDefinitionsPath+"?done="+flashDefActivated))
+	return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath(server.StaffDefinitionsPath+"?done="+flashDefActivated))
 }

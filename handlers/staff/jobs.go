@@ -10,7 +10,7 @@ import (
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // Flash keys of the operations pages (?done=).
@@ -37,20 +37,20 @@ func (s *Server) staffJobsPage(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffJobsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).JobsTitle)}
+	m := staffview.JobsModel{Chrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).JobsTitle)}
 	for _, j := range list {
-		row := views.StaffJobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
+		row := staffview.JobRow{ID: strconv.FormatInt(j.ID, 10), Kind: j.Kind, State: string(j.State),
 			Attempts: strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxAttempts), Recipient: j.Recipient,
 			Error: j.LastError, Due: staffpage.StaffDateTime(c, j.RunAt), PortalWide: j.OrganisationID == 0}
 		if u.Role.AtLeast(staff.RoleRegistrar) {
-			row.RetryURL = server.OrganisationPath(c, server.StaffPrefix+"/jobs/"+row.ID+"/retry")
+			row.RetryURL = staffpage.RequestOf(c).StaffPath("/jobs/" + row.ID + "/retry")
 		}
 		m.Jobs = append(m.Jobs, row)
 	}
 	if u.Role.AtLeast(staff.RoleAdmin) {
-		m.RunURL, m.RunKinds = server.OrganisationPath(c, server.StaffPrefix+"/jobs/run"), engine.ScheduledKinds
+		m.RunURL, m.RunKinds = staffpage.RequestOf(c).StaffPath("/jobs/run"), engine.ScheduledKinds
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffJobsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.Jobs(m))
 }
 
 // staffRunJob answers POST /staff/jobs/run (administrators): a scheduled
@@ -60,7 +60,7 @@ func (s *Server) staffRunJob(c echo.Context) error {
 	if _, err := staff.Of(s.engine).RunScheduledJob(c.Request().Context(), u.Actor(), u.OrganisationID, c.FormValue("kind")); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+"/jobs?done="+flashJobRun))
+	return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath("/jobs?done="+flashJobRun))
 }
 
 // staffRetryJob answers POST /staff/jobs/{id}/retry: the job is due now
@@ -74,5 +74,5 @@ func (s *Server) staffRetryJob(c echo.Context) error {
 	if err := staff.Of(s.engine).RetryStaffJob(c.Request().Context(), u.Actor(), u.OrganisationID, staffJobsPortalWide(u), id); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+"/jobs?done="+flashJobRetried))
+	return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath("/jobs?done="+flashJobRetried))
 }

@@ -12,8 +12,8 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/staffview"
 )
 
 // englishStaffTexts are the English staff texts long enough to be
@@ -23,10 +23,10 @@ func englishStaffTexts(t *testing.T) []string {
 	de := lang.With(t.Context(), lang.New("de", language.Und))
 	verb := regexp.MustCompile(`%[a-z]`)
 	var out []string
-	for _, pair := range [][2]any{{*views.StaffText, *views.StaffTextIn(de)}, {*views.StaffOpsText, *views.StaffOpsTextIn(de)},
-		{*views.StaffSetupText, *views.StaffSetupTextIn(de)}, {*views.StaffWebhookText, *views.StaffWebhookTextIn(de)},
-		{*views.StaffOpenPaymentText, *views.StaffOpenPaymentTextIn(de)}, {*views.StaffYearReportText, *views.StaffYearReportTextIn(de)},
-		{*views.StaffListText, *views.StaffListTextIn(de)}, {*views.StaffDebitText, *views.StaffDebitTextIn(de)}} {
+	for _, pair := range [][2]any{{*staffview.Text, *staffview.TextIn(de)}, {*staffview.OpsText, *staffview.OpsTextIn(de)},
+		{*staffview.SetupText, *staffview.SetupTextIn(de)}, {*staffview.WebhookText, *staffview.WebhookTextIn(de)},
+		{*staffview.OpenPaymentText, *staffview.OpenPaymentTextIn(de)}, {*staffview.YearReportText, *staffview.YearReportTextIn(de)},
+		{*staffview.ListText, *staffview.ListTextIn(de)}, {*staffview.DebitText, *staffview.DebitTextIn(de)}} {
 		en, other := reflect.ValueOf(pair[0]), reflect.ValueOf(pair[1])
 		for i := range en.NumField() {
 			if en.Field(i).String() == other.Field(i).String() {

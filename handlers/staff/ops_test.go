@@ -24,7 +24,7 @@ import (
 	"portal/engine/organisation"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The portal's shared account (the environment's bank details) takes the
@@ -60,7 +60,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		if p.Status != http.StatusOK || p.TestID("attention-empty").Length() != 1 || p.TestID("statement-form").Length() != 1 {
 			t.Fatalf("payments page: %d %s", p.Status, p.Body)
 		}
-		if p.Doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text() != views.StaffOpsText.NavPayments {
+		if p.Doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text() != staffview.OpsText.NavPayments {
 			t.Errorf("current nav item %q", p.Doc.Find(`[data-testid=staff-nav] a[aria-current="page"]`).Text())
 		}
 		if v := env.Get(viewer, "/staff/payments"); v.Status != http.StatusOK || v.TestID("statement-form").Length() != 0 {
@@ -73,7 +73,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = env.Get(tr, "/staff/payments")
-		if p.TestID("attention-row").Length() != 1 || p.TestID("attention-reason").Text() != views.StaffOpsText.AttentionPending {
+		if p.TestID("attention-row").Length() != 1 || p.TestID("attention-reason").Text() != staffview.OpsText.AttentionPending {
 			t.Fatalf("pending too long not listed: %s", p.TestID("staff-main").Text())
 		}
 		if !strings.Contains(p.TestID("attention-table").Text(), rf.String()) {
@@ -82,11 +82,11 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 
 		// Bad uploads: no file, not a statement.
 		if res := env.PostFile(tr, "/staff/payments/statement", nil, "", nil); res.Status != http.StatusUnprocessableEntity ||
-			res.TestID("statement-error").Text() != views.StaffOpsText.StatementMissing {
+			res.TestID("statement-error").Text() != staffview.OpsText.StatementMissing {
 			t.Fatalf("no file: %d %s", res.Status, res.TestID("statement-error").Text())
 		}
 		res := env.PostFile(tr, "/staff/payments/statement", nil, "statement.xml", []byte("<html>not camt</html>"))
-		if res.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(res.TestID("statement-error").Text(), views.StaffOpsText.StatementInvalid) {
+		if res.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(res.TestID("statement-error").Text(), staffview.OpsText.StatementInvalid) {
 			t.Fatalf("not a statement: %d %s", res.Status, res.TestID("statement-error").Text())
 		}
 		big := bytes.Repeat([]byte("x"), 5<<20)
@@ -99,7 +99,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		part := env.PostFile(tr, "/staff/payments/statement", nil, "camt054.xml", handlertest.Camt054(string(handlertest.StaffCreditor.IBAN),
 			handlertest.CamtCredit{Id: "C-0", Amount: "1.00", Ref: string(rf), Debtor: "Demo Household"}))
 		if row := part.TestID("matched-table").Find(`[data-testid="credit-row"]`); row.Length() != 1 || row.AttrOr("data-kind", "") == "problem" ||
-			row.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillPart {
+			row.Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineWillPart {
 			t.Fatalf("a part payment's preview: %s (%s)", row.Text(), row.AttrOr("data-kind", ""))
 		}
 
@@ -113,7 +113,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 			t.Fatalf("preview: %d %s", prev.Status, prev.Body)
 		}
 		matched := prev.TestID("matched-table").Find(`[data-testid="credit-row"]`)
-		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillComplete ||
+		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineWillComplete ||
 			matched.Find(`[data-testid="credit-reference"]`).Text() != rf.String() {
 			t.Fatalf("proposed matches: %s", prev.TestID("matched-table").Text())
 		}
@@ -132,7 +132,7 @@ func TestStaffPaymentsStatementImport(t *testing.T) {
 		confirm := map[string]string{"statement": copyOf, "capture": "1"}
 		done := env.PostFile(tr, "/staff/payments/statement", confirm, "", nil)
 		if done.Status != http.StatusOK || done.TestID("statement-result").Length() != 1 ||
-			done.TestID("matched-table").Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineCompleted {
+			done.TestID("matched-table").Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineCompleted {
 			t.Fatalf("capture: %d %s", done.Status, done.TestID("staff-main").Text())
 		}
 		if got := env.OrderStatus(order.ID); got != engine.OrderPaid {
@@ -174,7 +174,7 @@ func TestStaffPaymentsAttention(t *testing.T) {
 	env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
 	tr := env.MustStaffSignIn("treasurer@example.org", "/staff")
 	p := env.Get(tr, "/staff/payments")
-	if p.TestID("attention-reason").First().Text() != views.StaffOpsText.AttentionProblem || !strings.Contains(p.TestID("attention-table").Text(), problem) {
+	if p.TestID("attention-reason").First().Text() != staffview.OpsText.AttentionProblem || !strings.Contains(p.TestID("attention-table").Text(), problem) {
 		t.Fatalf("problem not listed: %s", p.TestID("staff-main").Text())
 	}
 	if p.TestID("statement-no-bank").Length() != 1 || p.TestID("statement-form").Length() != 0 {
@@ -204,8 +204,8 @@ func TestStaffPaymentsAttentionSaysWhoAndWhat(t *testing.T) {
 		for _, c := range []struct {
 			name, problem, action string
 		}{
-			{"pending too long", "", views.StaffOpsText.ActionPending},
-			{"problem", "amount mismatch: the provider reports EUR 10.00, the attempt is for EUR 184.50", views.StaffOpsText.ActionProblem},
+			{"pending too long", "", staffview.OpsText.ActionPending},
+			{"problem", "amount mismatch: the provider reports EUR 10.00, the attempt is for EUR 184.50", staffview.OpsText.ActionProblem},
 		} {
 			if c.problem != "" {
 				if _, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("problem = ?", c.problem).Where("order_id = ?", order.ID).Exec(ctx); err != nil {
@@ -320,7 +320,7 @@ func TestStaffJobs(t *testing.T) {
 		res := env.Post(reg, retry, url.Values{}, "Origin", env.Server.URL)
 		handlertest.ExpectRedirect(t, res, "/o/riverside/staff/jobs?done=job-retried")
 		after := env.Get(reg, res.Header.Get("Location"))
-		if after.TestID("staff-flash").Text() != views.StaffOpsText.JobRetried || after.TestID("jobs-empty").Length() != 1 {
+		if after.TestID("staff-flash").Text() != staffview.OpsText.JobRetried || after.TestID("jobs-empty").Length() != 1 {
 			t.Fatalf("after the retry: %s", after.TestID("staff-main").Text())
 		}
 		var j jobs.Job
@@ -364,7 +364,7 @@ func TestStaffInvitationsImport(t *testing.T) {
 			t.Fatalf("bad rows: %d %s", res.Status, res.TestID("staff-main").Text())
 		}
 		if res := env.PostFile(reg, "/staff/invitations/import", nil, "", nil); res.Status != http.StatusUnprocessableEntity ||
-			res.TestID("import-error").Text() != views.StaffOpsText.ImportMissing {
+			res.TestID("import-error").Text() != staffview.OpsText.ImportMissing {
 			t.Fatalf("no file: %d", res.Status)
 		}
 
@@ -432,8 +432,8 @@ func TestStaffInvitationsSend(t *testing.T) {
 		}
 
 		bad := env.Post(reg, "/staff/invitations/send", url.Values{"period": {period}, "whom": {"chosen"}, "externalIds": {" "}, "days": {"0"}}, origin...)
-		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-externalIds").Text() != views.StaffOpsText.InvWhomMissing ||
-			bad.TestID("error-days").Text() != views.StaffOpsText.InvDaysInvalid || bad.TestID("invite-error").Length() != 1 || invitations() != 0 {
+		if bad.Status != http.StatusUnprocessableEntity || bad.TestID("error-externalIds").Text() != staffview.OpsText.InvWhomMissing ||
+			bad.TestID("error-days").Text() != staffview.OpsText.InvDaysInvalid || bad.TestID("invite-error").Length() != 1 || invitations() != 0 {
 			t.Fatalf("bad form: %d %s", bad.Status, bad.TestID("invite-section").Text())
 		}
 		if bad.Doc.Find(`#invite-days`).AttrOr("aria-invalid", "") != "true" || bad.Doc.Find(`#invite-days`).AttrOr("value", "") != "0" {
@@ -515,7 +515,7 @@ func TestStaffRunScheduledJob(t *testing.T) {
 		}
 		res := env.Post(admin, "/staff/jobs/run", url.Values{"kind": {engine.KindQueueReminders}}, "Origin", env.Server.URL)
 		handlertest.ExpectRedirect(t, res, "/staff/jobs?done=job-run")
-		if after := env.Get(admin, res.Header.Get("Location")); after.TestID("staff-flash").Text() != views.StaffOpsText.JobRunQueued {
+		if after := env.Get(admin, res.Header.Get("Location")); after.TestID("staff-flash").Text() != staffview.OpsText.JobRunQueued {
 			t.Fatalf("after the run: %s", after.TestID("staff-main").Text())
 		}
 		queued, err := jobs.List(ctx, db, 10, jobs.StateQueued)

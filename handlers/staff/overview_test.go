@@ -17,7 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffRegistrationsList: each row names only the persons of its
@@ -144,7 +144,7 @@ func TestStaffOverviewFigures(t *testing.T) {
 		if href := ov.TestID("overview-open-payments").Find("a").AttrOr("href", ""); !strings.HasPrefix(href, "/staff/open-payments?period=") {
 			t.Errorf("open payments link %q", href)
 		}
-		if ov.TestID("overview-open-payments").Text() != views.StaffListText.AwaitingLink {
+		if ov.TestID("overview-open-payments").Text() != staffview.ListText.AwaitingLink {
 			t.Errorf("open payments link text %q", ov.TestID("overview-open-payments").Text())
 		}
 		// The compact menu names the current page.

@@ -13,7 +13,7 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The data protection parts of the staff pages (issue 30): the access log
@@ -25,12 +25,12 @@ import (
 const flashRetention = "retention-saved"
 
 func init() {
-	staffpage.StaffFlashes[flashRetention] = func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).RetentionSaved }
+	staffpage.StaffFlashes[flashRetention] = func(c echo.Context) string { return staffview.PrivacyTextIn(c.Request().Context()).RetentionSaved }
 }
 
 // accessKindLabel names an access kind in the page's language.
 func accessKindLabel(c echo.Context, k privacy.AccessKind) string {
-	t := views.StaffPrivacyTextIn(c.Request().Context())
+	t := staffview.PrivacyTextIn(c.Request().Context())
 	switch k {
 	case privacy.AccessRegistration:
 		return t.AccessRegistration
@@ -45,7 +45,7 @@ func accessKindLabel(c echo.Context, k privacy.AccessKind) string {
 func (s *Server) staffAccessLogPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := staffpage.StaffUserOf(c)
-	t := views.StaffPrivacyTextIn(ctx)
+	t := staffview.PrivacyTextIn(ctx)
 	q := privacy.AccessQuery{OrganisationID: u.OrganisationID, Actor: c.QueryParam("actor"), RecordID: strings.TrimSpace(c.QueryParam("record"))}
 	for _, k := range privacy.AccessKinds {
 		if string(k) == c.QueryParam("kind") {
@@ -64,17 +64,17 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffAccessLogPath)
-	m := views.StaffAccessLogModel{StaffChrome: s.StaffChrome(c, t.AccessTitle), Action: base, Record: q.RecordID,
-		Actors: []views.StaffOption{{Value: "", Label: t.AccessAll}}, Kinds: []views.StaffOption{{Value: "", Label: t.AccessAll}}}
+	base := staffpage.RequestOf(c).StaffPath(server.StaffAccessLogPath)
+	m := staffview.AccessLogModel{Chrome: s.StaffChrome(c, t.AccessTitle), Action: base, Record: q.RecordID,
+		Actors: []staffview.Option{{Value: "", Label: t.AccessAll}}, Kinds: []staffview.Option{{Value: "", Label: t.AccessAll}}}
 	for _, a := range actors {
-		m.Actors = append(m.Actors, views.StaffOption{Value: a, Label: a, Selected: a == q.Actor})
+		m.Actors = append(m.Actors, staffview.Option{Value: a, Label: a, Selected: a == q.Actor})
 	}
 	for _, k := range privacy.AccessKinds {
-		m.Kinds = append(m.Kinds, views.StaffOption{Value: string(k), Label: accessKindLabel(c, k), Selected: k == q.Kind})
+		m.Kinds = append(m.Kinds, staffview.Option{Value: string(k), Label: accessKindLabel(c, k), Selected: k == q.Kind})
 	}
 	for _, r := range rows {
-		row := views.StaffAccessRow{When: staffpage.StaffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
+		row := staffview.AccessRow{When: staffpage.StaffDateTime(c, r.CreatedAt), Who: r.Actor, Kind: accessKindLabel(c, r.Kind), Record: r.RecordID}
 		if r.Kind == privacy.AccessRegistration {
 			row.RecordURL = registrations.RegistrationURL(c, mustID(r.RecordID))
 		}
@@ -89,7 +89,7 @@ func (s *Server) staffAccessLogPage(c echo.Context) error {
 		}
 		m.OlderURL = base + "?" + v.Encode()
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffAccessLogPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.AccessLog(m))
 }
 
 // mustID reads a record id logged by the portal itself; 0 if it is none.
@@ -100,18 +100,18 @@ func mustID(s string) int64 {
 
 // loadSetupDataProtection fills the data protection section: the
 // retention settings.
-func (s *Server) loadSetupDataProtection(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Retention, err = s.retentionForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID)
+func (s *Server) loadSetupDataProtection(c echo.Context, m *staffview.SetupModel) (err error) {
+	m.Retention, err = s.retentionForm(c, staffpage.RequestOf(c).StaffPath(server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID)
 	return err
 }
 
 // retentionForm is the retention settings form with the effective settings.
-func (s *Server) retentionForm(c echo.Context, base string, orgID int64) (views.StaffRetentionForm, error) {
+func (s *Server) retentionForm(c echo.Context, base string, orgID int64) (staffview.RetentionForm, error) {
 	r, err := s.engine.RetentionSettings(c.Request().Context(), orgID)
 	if err != nil {
-		return views.StaffRetentionForm{}, err
+		return staffview.RetentionForm{}, err
 	}
-	return views.StaffRetentionForm{Action: base + "/retention", PersonSeasons: strconv.Itoa(r.PersonSeasons), AnswerMonths: strconv.Itoa(r.AnswerMonths),
+	return staffview.RetentionForm{Action: base + "/retention", PersonSeasons: strconv.Itoa(r.PersonSeasons), AnswerMonths: strconv.Itoa(r.AnswerMonths),
 		MessageDays: strconv.Itoa(r.MessageDays), Logs: strconv.Itoa(r.AccessLogDays)}, nil
 }
 
@@ -123,18 +123,18 @@ func (s *Server) staffSaveRetention(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	typed := views.StaffRetentionForm{PersonSeasons: form.Get("personSeasons"), AnswerMonths: form.Get("answerMonths"),
+	typed := staffview.RetentionForm{PersonSeasons: form.Get("personSeasons"), AnswerMonths: form.Get("answerMonths"),
 		MessageDays: form.Get("messageDays"), Logs: form.Get("accessLogDays")}
-	show := func(m *views.StaffSetupModel, errs map[string]string) {
+	show := func(m *staffview.SetupModel, errs map[string]string) {
 		typed.Action, typed.Errors = m.Retention.Action, errs
 		m.Retention = typed
 	}
 	errs := map[string]string{}
 	var change engine.RetentionSettingsChange
 	formNumbers(form, map[string]**int{"personSeasons": &change.PersonSeasons, "answerMonths": &change.AnswerMonths,
-		"messageDays": &change.MessageDays, "accessLogDays": &change.AccessLogDays}, errs, views.StaffPrivacyTextIn(c.Request().Context()).NotANumber)
+		"messageDays": &change.MessageDays, "accessLogDays": &change.AccessLogDays}, errs, staffview.PrivacyTextIn(c.Request().Context()).NotANumber)
 	if len(errs) > 0 {
-		return s.renderSetup(c, setupDataProtection, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
+		return s.renderSetup(c, setupDataProtection, http.StatusUnprocessableEntity, func(m *staffview.SetupModel) { show(m, errs) })
 	}
 	if _, err := s.engine.StaffUpdateRetentionSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupDataProtection, withoutFieldPrefix(err, "retention."), show)

@@ -15,7 +15,7 @@ import (
 	"portal/engine/privacy"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffRegistrationConsentsAndAccessLog: opening a registration as
@@ -74,7 +74,7 @@ func TestStaffRegistrationConsentsAndAccessLog(t *testing.T) {
 		if all.TestID("access-row").First().Find("a").AttrOr("href", "") != "/staff/registrations/"+id {
 			t.Fatalf("the entry does not link its registration")
 		}
-		if !strings.Contains(all.TestID("access-row").First().Text(), views.StaffPrivacyText.AccessRegistration) {
+		if !strings.Contains(all.TestID("access-row").First().Text(), staffview.PrivacyText.AccessRegistration) {
 			t.Fatalf("the entry does not name its kind: %s", all.TestID("access-row").First().Text())
 		}
 	})
@@ -96,7 +96,7 @@ func TestStaffSetupRetention(t *testing.T) {
 		}
 		form := url.Values{"personSeasons": {"two"}, "answerMonths": {"12"}, "messageDays": {"90"}, "accessLogDays": {"730"}}
 		res := env.Post(admin, "/staff/setup/retention", form, origin...)
-		if res.Status != http.StatusUnprocessableEntity || res.TestID("error-ret-persons").Text() != views.StaffPrivacyText.NotANumber {
+		if res.Status != http.StatusUnprocessableEntity || res.TestID("error-ret-persons").Text() != staffview.PrivacyText.NotANumber {
 			t.Fatalf("not a number: %d %s", res.Status, res.TestID("retention-form").Text())
 		}
 		form.Set("personSeasons", "2")

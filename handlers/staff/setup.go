@@ -15,7 +15,7 @@ import (
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The administrators' setup (GET /staff/setup and its sections,
@@ -37,44 +37,44 @@ const (
 )
 
 func init() {
-	for k, text := range map[string]func(*views.StaffOpsTexts) string{
-		flashOrgSaved:      func(t *views.StaffOpsTexts) string { return t.OrgSaved },
-		flashPeriodOpened:  func(t *views.StaffOpsTexts) string { return t.PeriodOpened },
-		flashPeriodClosed:  func(t *views.StaffOpsTexts) string { return t.PeriodClosed },
-		flashStaffAdded:    func(t *views.StaffOpsTexts) string { return t.StaffAdded },
-		flashStaffRole:     func(t *views.StaffOpsTexts) string { return t.StaffRoleChanged },
-		flashStaffDisabled: func(t *views.StaffOpsTexts) string { return t.StaffDisabledDone },
+	for k, text := range map[string]func(*staffview.OpsTexts) string{
+		flashOrgSaved:      func(t *staffview.OpsTexts) string { return t.OrgSaved },
+		flashPeriodOpened:  func(t *staffview.OpsTexts) string { return t.PeriodOpened },
+		flashPeriodClosed:  func(t *staffview.OpsTexts) string { return t.PeriodClosed },
+		flashStaffAdded:    func(t *staffview.OpsTexts) string { return t.StaffAdded },
+		flashStaffRole:     func(t *staffview.OpsTexts) string { return t.StaffRoleChanged },
+		flashStaffDisabled: func(t *staffview.OpsTexts) string { return t.StaffDisabledDone },
 	} {
 		staffpage.StaffFlashes[k] = func(c echo.Context) string { return text(staffpage.StaffOpsTextIn(c)) }
 	}
 }
 
 // loadSetupOrganisation fills the organisation section.
-func (s *Server) loadSetupOrganisation(c echo.Context, m *views.StaffSetupModel) error {
+func (s *Server) loadSetupOrganisation(c echo.Context, m *staffview.SetupModel) error {
 	u := staffpage.StaffUserOf(c)
 	org, err := s.engine.Organisation(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	m.Org = views.StaffOrgForm{Action: server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
+	m.Org = staffview.OrgForm{Action: staffpage.RequestOf(c).StaffPath(server.StaffSetupPath + "/organisation"), Name: org.Name, ContactEmail: org.ContactEmail,
 		LogoURL: org.LogoURL, AccentColour: org.AccentColour, TimeZone: org.Location().String(), HashSecretSet: org.HashSecretSealed != ""}
 	return nil
 }
 
 // loadSetupLanguages fills the languages section.
-func (s *Server) loadSetupLanguages(c echo.Context, m *views.StaffSetupModel) error {
+func (s *Server) loadSetupLanguages(c echo.Context, m *staffview.SetupModel) error {
 	org, err := s.engine.Organisation(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
-	m.Languages = languagesForm(server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), org)
+	m.Languages = languagesForm(staffpage.RequestOf(c).StaffPath(server.StaffSetupPath), org)
 	m.ToDo, err = s.textsToDo(c)
 	return err
 }
 
 // loadSetupPayments fills the payments section.
-func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (err error) {
-	base, orgID := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID
+func (s *Server) loadSetupPayments(c echo.Context, m *staffview.SetupModel) (err error) {
+	base, orgID := staffpage.RequestOf(c).StaffPath(server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID
 	if m.Payments, err = s.paymentForm(c, base, orgID); err != nil {
 		return err
 	}
@@ -83,8 +83,8 @@ func (s *Server) loadSetupPayments(c echo.Context, m *views.StaffSetupModel) (er
 }
 
 // loadSetupMessages fills the reminders and e-mail section.
-func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (err error) {
-	m.Messages, err = s.messagesForm(c, server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID)
+func (s *Server) loadSetupMessages(c echo.Context, m *staffview.SetupModel) (err error) {
+	m.Messages, err = s.messagesForm(c, staffpage.RequestOf(c).StaffPath(server.StaffSetupPath), staffpage.StaffUserOf(c).OrganisationID)
 	return err
 }
 
@@ -92,7 +92,7 @@ func (s *Server) loadSetupMessages(c echo.Context, m *views.StaffSetupModel) (er
 // periods, the membership types with their form, the price rules of each
 // period and the price calculator (its result when its form was sent:
 // calc_period=...).
-func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) error {
+func (s *Server) loadSetupMemberships(c echo.Context, m *staffview.SetupModel) error {
 	ctx := c.Request().Context()
 	u := staffpage.StaffUserOf(c)
 	org, err := s.engine.Organisation(ctx, u.OrganisationID)
@@ -107,27 +107,27 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 	if err != nil {
 		return err
 	}
-	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath)
+	base := staffpage.RequestOf(c).StaffPath(server.StaffSetupPath)
 	page := setupURL(c, SetupMemberships)
 	typeNames := map[int64]string{}
 	code := server.LangOf(c).Code // the club's own texts in the page's language
 	for _, t := range types {
 		typeNames[t.ID] = t.NameTexts.In(code, t.Name)
 		id := strconv.FormatInt(t.ID, 10)
-		m.Types = append(m.Types, views.StaffTypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
+		m.Types = append(m.Types, staffview.TypeRow{ID: id, Code: t.Code, Name: t.Name, Ages: ageRange(c, t.MinAge, t.MaxAge),
 			EditURL: page + "?edit_type=" + id + "#type-form", DeleteURL: base + "/types/" + id + "/delete"})
 	}
 	m.TypeForm = typeForm(c, base, types, org)
 	for _, p := range periods {
 		id := strconv.FormatInt(p.ID, 10)
-		m.Periods = append(m.Periods, views.StaffPeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
+		m.Periods = append(m.Periods, staffview.PeriodRow{ID: id, Name: p.Name, Dates: p.StartDate.Format(time.DateOnly) + " – " + p.EndDate.Format(time.DateOnly),
 			Status: staffpage.StatusLabel(c, p.Status), Currency: p.Currency, Definition: p.DefinitionKey, Open: p.Status == engine.PeriodOpen,
 			StatusURL: base + "/periods/" + id + "/status"})
 		rules, err := organisation.Of(s.engine).PriceRules(ctx, u.OrganisationID, p.ID)
 		if err != nil {
 			return err
 		}
-		rt := views.StaffRuleTable{Period: p.NameTexts.In(code, p.Name), Texts: periodTextsForm(c, base, org, p, rules)}
+		rt := staffview.RuleTable{Period: p.NameTexts.In(code, p.Name), Texts: periodTextsForm(c, base, org, p, rules)}
 		for _, r := range rules {
 			r.Localize(code)
 			rt.Rules = append(rt.Rules, ruleRow(c, r, p.Currency, typeNames))
@@ -140,17 +140,17 @@ func (s *Server) loadSetupMemberships(c echo.Context, m *views.StaffSetupModel) 
 }
 
 // loadSetupStaff fills the staff section.
-func (s *Server) loadSetupStaff(c echo.Context, m *views.StaffSetupModel) error {
+func (s *Server) loadSetupStaff(c echo.Context, m *staffview.SetupModel) error {
 	u := staffpage.StaffUserOf(c)
 	members, err := staff.Of(s.engine).ListStaff(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return err
 	}
-	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath)
-	m.AddForm = views.StaffAddForm{Action: base + "/staff", Role: string(staff.RoleViewer)}
+	base := staffpage.RequestOf(c).StaffPath(server.StaffSetupPath)
+	m.AddForm = staffview.AddForm{Action: base + "/staff", Role: string(staff.RoleViewer)}
 	for _, sm := range members {
 		id := strconv.FormatInt(sm.ID, 10)
-		row := views.StaffMemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffpage.StaffRoleLabel(c, sm.Role),
+		row := staffview.MemberRow{ID: id, Email: sm.Email, Name: sm.Name, Role: string(sm.Role), RoleLabel: staffpage.StaffRoleLabel(c, sm.Role),
 			Active: sm.Active(), LastSignIn: staffpage.StaffOpsTextIn(c).Never, RoleURL: base + "/staff/" + id + "/role", DisableURL: base + "/staff/" + id + "/disable"}
 		if sm.LastSignInAt != nil {
 			row.LastSignIn = staffpage.StaffDateTime(c, *sm.LastSignInAt)
@@ -191,12 +191,12 @@ func ruleKindLabel(c echo.Context, kind engine.PriceRuleKind) string {
 	case engine.RuleAdminFee:
 		return t.RuleKindAdminFee
 	}
-	return views.AuditFieldIn(c.Request().Context(), strings.ToLower(string(kind)))
+	return staffview.AuditFieldIn(c.Request().Context(), strings.ToLower(string(kind)))
 }
 
 // ruleRow prints a price rule.
-func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) views.StaffRuleRow {
-	row := views.StaffRuleRow{Code: r.Code, Kind: ruleKindLabel(c, r.Kind), Label: r.Label, Valid: staffpage.StaffOpsTextIn(c).RuleAlways}
+func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[int64]string) staffview.RuleRow {
+	row := staffview.RuleRow{Code: r.Code, Kind: ruleKindLabel(c, r.Kind), Label: r.Label, Valid: staffpage.StaffOpsTextIn(c).RuleAlways}
 	var applies []string
 	if r.MembershipTypeID != nil {
 		applies = append(applies, typeNames[*r.MembershipTypeID])
@@ -232,15 +232,15 @@ func ruleRow(c echo.Context, r engine.PriceRule, currency string, typeNames map[
 
 // priceCalculator is the calculator's form and, when it was sent, the
 // price the engine computes for it.
-func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.MembershipPeriod, types []engine.MembershipType) views.StaffCalcForm {
+func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.MembershipPeriod, types []engine.MembershipType) staffview.CalcForm {
 	q := c.QueryParams()
-	f := views.StaffCalcForm{Action: base, Period: q.Get("calc_period"), On: q.Get("calc_on"), Persons: make([]views.StaffCalcPerson, calcSlots)}
+	f := staffview.CalcForm{Action: base, Period: q.Get("calc_period"), On: q.Get("calc_on"), Persons: make([]staffview.CalcPerson, calcSlots)}
 	for _, p := range periods {
-		f.Periods = append(f.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name})
+		f.Periods = append(f.Periods, staffview.Option{Value: strconv.FormatInt(p.ID, 10), Label: p.Name})
 	}
-	f.Types = []views.StaffOption{{Value: "", Label: staffpage.StaffOpsTextIn(c).CalcNoPerson}}
+	f.Types = []staffview.Option{{Value: "", Label: staffpage.StaffOpsTextIn(c).CalcNoPerson}}
 	for _, t := range types {
-		f.Types = append(f.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
+		f.Types = append(f.Types, staffview.Option{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
 	}
 	typeVals, memberVals := q["calc_type"], q["calc_member"]
 	for i := range f.Persons {
@@ -285,7 +285,7 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 		return f
 	}
 	for _, l := range quote.Lines {
-		f.Lines = append(f.Lines, views.StaffCalcLine{Description: l.Description, Amount: staffpage.StaffMoney(c, l.AmountMinor, quote.Currency)})
+		f.Lines = append(f.Lines, staffview.CalcLine{Description: l.Description, Amount: staffpage.StaffMoney(c, l.AmountMinor, quote.Currency)})
 	}
 	f.Total = staffpage.StaffMoney(c, quote.TotalMinor, quote.Currency)
 	return f
@@ -294,13 +294,13 @@ func (s *Server) priceCalculator(c echo.Context, base string, periods []engine.M
 // staffSetupProblem shows a change's error on the setup page: field
 // errors by their field (put by show; nil: at the top too), others at
 // the top.
-func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show func(*views.StaffSetupModel, map[string]string)) error {
+func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show func(*staffview.SetupModel, map[string]string)) error {
 	if errs, ok := server.FieldErrors(err); ok && show != nil {
 		status := http.StatusUnprocessableEntity
 		if engine.ErrorCode(err) == engine.CodeConflict {
 			status = http.StatusConflict
 		}
-		return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { show(m, errs) })
+		return s.renderSetup(c, slug, status, func(m *staffview.SetupModel) { show(m, errs) })
 	}
 	e, ok := engine.AsError(err)
 	if !ok || e.Code == engine.CodeUnavailable {
@@ -313,15 +313,15 @@ func (s *Server) staffSetupProblem(c echo.Context, slug string, err error, show 
 	case engine.CodeNotFound:
 		status = http.StatusNotFound
 	}
-	return s.renderSetup(c, slug, status, func(m *views.StaffSetupModel) { m.Problem = e.Message + staffpage.FieldSummary(e) })
+	return s.renderSetup(c, slug, status, func(m *staffview.SetupModel) { m.Problem = e.Message + staffpage.FieldSummary(e) })
 }
 
 // staffSaveOrganisation answers POST /staff/setup/organisation.
 func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
-	form := views.StaffOrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
+	form := staffview.OrgForm{Name: c.FormValue("name"), ContactEmail: c.FormValue("contactEmail"), LogoURL: c.FormValue("logoUrl"),
 		AccentColour: c.FormValue("accentColour"), TimeZone: c.FormValue("timeZone")}
-	show := func(m *views.StaffSetupModel, errs map[string]string) {
+	show := func(m *staffview.SetupModel, errs map[string]string) {
 		form.Action, form.HashSecretSet, form.Errors = m.Org.Action, m.Org.HashSecretSet, errs
 		m.Org = form
 	}
@@ -333,11 +333,11 @@ func (s *Server) staffSaveOrganisation(c echo.Context) error {
 	if secret := c.FormValue("hashSecret"); secret != "" {
 		switch {
 		case len(secret) < server.MinHashSecret || len(secret) > 200:
-			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *staffview.SetupModel) {
 				show(m, map[string]string{"hashSecret": staffpage.StaffOpsTextIn(c).OrgSecretShort})
 			})
 		case s.Organisations().Sealer == nil:
-			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) {
+			return s.renderSetup(c, SetupOrganisation, http.StatusUnprocessableEntity, func(m *staffview.SetupModel) {
 				show(m, map[string]string{"hashSecret": staffpage.StaffOpsTextIn(c).OrgSecretNoKey})
 			})
 		}
@@ -383,11 +383,11 @@ func (s *Server) staffSetPeriodStatus(c echo.Context) error {
 // a disabled one given access back).
 func (s *Server) staffAddStaff(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
-	form := views.StaffAddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
+	form := staffview.AddForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
 	_, err := staff.Of(s.engine).AddStaff(c.Request().Context(), u.Actor(), u.OrganisationID,
 		staff.StaffInput{Email: form.Email, Name: form.Name, Role: staff.StaffRole(form.Role)})
 	if err != nil {
-		return s.staffSetupProblem(c, setupStaff, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, setupStaff, err, func(m *staffview.SetupModel, errs map[string]string) {
 			form.Action, form.Errors = m.AddForm.Action, errs
 			m.AddForm = form
 		})

@@ -12,7 +12,7 @@ import (
 	"portal/engine/organisation"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The club's own texts per language on the memberships section: a
@@ -31,19 +31,19 @@ func init() {
 }
 
 // periodTextsForm is the texts form of period p with its rules.
-func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p engine.MembershipPeriod, rules []engine.PriceRule) views.StaffPeriodTextsForm {
+func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p engine.MembershipPeriod, rules []engine.PriceRule) staffview.PeriodTextsForm {
 	def, _, _ := strings.Cut(org.DefaultLanguage, "-")
 	enabled := org.EnabledLanguageList()
-	field := func(name, textsName, label, baseText string, texts engine.Texts) views.StaffTextsField {
-		f := views.StaffTextsField{Field: name, TextsField: textsName, Label: label, Base: baseText}
+	field := func(name, textsName, label, baseText string, texts engine.Texts) staffview.TextsField {
+		f := staffview.TextsField{Field: name, TextsField: textsName, Label: label, Base: baseText}
 		for _, l := range enabled {
 			if l != def {
-				f.Texts = append(f.Texts, views.StaffTextField{Language: l, Value: texts[l]})
+				f.Texts = append(f.Texts, staffview.TextField{Language: l, Value: texts[l]})
 			}
 		}
 		return f
 	}
-	f := views.StaffPeriodTextsForm{ID: strconv.FormatInt(p.ID, 10), Action: base + "/periods/" + strconv.FormatInt(p.ID, 10) + "/texts", Period: p.NameTexts.In(server.LangOf(c).Code, p.Name),
+	f := staffview.PeriodTextsForm{ID: strconv.FormatInt(p.ID, 10), Action: base + "/periods/" + strconv.FormatInt(p.ID, 10) + "/texts", Period: p.NameTexts.In(server.LangOf(c).Code, p.Name),
 		DefaultLanguage: def, Name: field("name", "nameTexts", staffpage.StaffOpsTextIn(c).PeriodName, p.Name, p.NameTexts)}
 	for _, r := range rules {
 		f.Rules = append(f.Rules, field("rules."+r.Code+".label", "rules."+r.Code+".labelTexts", staffpage.StaffOpsTextIn(c).RuleLabel+": "+r.Code, r.Label, r.LabelTexts))
@@ -52,16 +52,16 @@ func periodTextsForm(c echo.Context, base string, org *engine.Organisation, p en
 }
 
 // textsToDo lists the club texts missing in an enabled language.
-func (s *Server) textsToDo(c echo.Context) ([]views.StaffTextToDo, error) {
+func (s *Server) textsToDo(c echo.Context) ([]staffview.TextToDo, error) {
 	missing, err := organisation.Of(s.engine).MissingClubTexts(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return nil, err
 	}
 	t := staffSetupSectionTextIn(c)
 	what := map[string]string{organisation.TextTypeName: t.ToDoTypeName, organisation.TextPeriodName: t.ToDoPeriodName, organisation.TextRuleLabel: t.ToDoRuleLabel}
-	out := make([]views.StaffTextToDo, 0, len(missing))
+	out := make([]staffview.TextToDo, 0, len(missing))
 	for _, m := range missing {
-		out = append(out, views.StaffTextToDo{What: what[m.Kind], Name: m.Name, Language: m.Language})
+		out = append(out, staffview.TextToDo{What: what[m.Kind], Name: m.Name, Language: m.Language})
 	}
 	return out, nil
 }
@@ -79,7 +79,7 @@ func clubTextOf(form url.Values, field, textsField string) organisation.ClubText
 }
 
 // refill puts the sent values back into a texts field.
-func refill(f *views.StaffTextsField, form url.Values) {
+func refill(f *staffview.TextsField, form url.Values) {
 	f.Base = form.Get(f.Field)
 	for i := range f.Texts {
 		f.Texts[i].Value = form.Get(f.TextsField + "." + f.Texts[i].Language)
@@ -108,7 +108,7 @@ func (s *Server) staffSavePeriodTexts(c echo.Context) error {
 		}
 	}
 	if err := organisation.Of(s.engine).StaffSetPeriodTexts(c.Request().Context(), u.Actor(), u.OrganisationID, id, in); err != nil {
-		return s.staffSetupProblem(c, SetupMemberships, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, SetupMemberships, err, func(m *staffview.SetupModel, errs map[string]string) {
 			for i := range m.Rules {
 				f := &m.Rules[i].Texts
 				if !strings.HasSuffix(f.Action, "/periods/"+strconv.FormatInt(id, 10)+"/texts") {

@@ -9,7 +9,7 @@ import (
 	"portal/engine/organisation"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The API keys section of the setup (administrators): the organisation's
@@ -24,17 +24,17 @@ func init() {
 }
 
 // loadSetupAPIKeys fills the API keys section.
-func (s *Server) loadSetupAPIKeys(c echo.Context, m *views.StaffSetupModel) error {
+func (s *Server) loadSetupAPIKeys(c echo.Context, m *staffview.SetupModel) error {
 	keys, err := organisation.Of(s.engine).APIKeys(c.Request().Context(), staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		return err
 	}
 	t := staffSetupSectionTextIn(c)
-	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/"+setupAPIKeys)
-	m.KeyForm = views.StaffAPIKeyForm{Action: base, Scope: string(organisation.ScopeRead)}
+	base := staffpage.RequestOf(c).StaffPath(server.StaffSetupPath + "/" + setupAPIKeys)
+	m.KeyForm = staffview.APIKeyForm{Action: base, Scope: string(organisation.ScopeRead)}
 	for _, k := range keys {
 		id := strconv.FormatInt(k.ID, 10)
-		row := views.StaffAPIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffpage.StaffDateTime(c, k.CreatedAt),
+		row := staffview.APIKeyRow{ID: id, Name: k.Name, Prefix: k.Prefix, Scope: t.KeyScopeRead, Created: staffpage.StaffDateTime(c, k.CreatedAt),
 			LastUsed: t.KeyNever, Revoked: k.RevokedAt != nil, RevokeURL: base + "/" + id + "/revoke"}
 		if k.Scope == organisation.ScopeWrite {
 			row.Scope = t.KeyScopeWrite
@@ -55,12 +55,12 @@ func (s *Server) staffCreateAPIKey(c echo.Context) error {
 	name, scope := c.FormValue("name"), c.FormValue("scope")
 	key, _, err := organisation.Of(s.engine).StaffCreateAPIKey(c.Request().Context(), u.Actor(), u.OrganisationID, name, organisation.APIKeyScope(scope))
 	if err != nil {
-		return s.staffSetupProblem(c, setupAPIKeys, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, setupAPIKeys, err, func(m *staffview.SetupModel, errs map[string]string) {
 			m.KeyForm.Name, m.KeyForm.Scope, m.KeyForm.Errors = name, scope, errs
 		})
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.renderSetup(c, setupAPIKeys, http.StatusOK, func(m *views.StaffSetupModel) { m.NewKey = key })
+	return s.renderSetup(c, setupAPIKeys, http.StatusOK, func(m *staffview.SetupModel) { m.NewKey = key })
 }
 
 // staffRevokeAPIKey answers POST /staff/setup/api-keys/{id}/revoke,

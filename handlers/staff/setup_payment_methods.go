@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"strings"
 
-	"portal/engine/payment/settings"
-
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
+	"portal/views/staffview"
 )
 
 // offeredMethods are the payment methods a club may offer, in the order
@@ -21,16 +21,16 @@ var offeredMethods = []string{payment.StripeProvider, payment.BankTransferProvid
 
 // paymentMethodsForm is the payment methods section with the stored
 // settings (issue 29).
-func (s *Server) paymentMethodsForm(c echo.Context, base string, orgID int64) (views.StaffPaymentMethodsForm, error) {
+func (s *Server) paymentMethodsForm(c echo.Context, base string, orgID int64) (staffview.PaymentMethodsForm, error) {
 	v, err := settings.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
 	if err != nil {
-		return views.StaffPaymentMethodsForm{}, err
+		return staffview.PaymentMethodsForm{}, err
 	}
 	methods := v.Methods
 	if len(methods) == 0 && v.Provider != "" {
 		methods = []string{v.Provider}
 	}
-	f := views.StaffPaymentMethodsForm{Action: base + "/payment-methods", CreditorID: v.DebitCreditorID,
+	f := staffview.PaymentMethodsForm{Action: base + "/payment-methods", CreditorID: v.DebitCreditorID,
 		PrenotificationDays: v.DebitPrenotificationDays, FileVersion: v.DebitFileVersion}
 	if v.DebitCollectionDay > 0 {
 		f.CollectionDay = strconv.Itoa(v.DebitCollectionDay)
@@ -46,12 +46,12 @@ func (s *Server) paymentMethodsForm(c echo.Context, base string, orgID int64) (v
 }
 
 // methodOptions are the checkboxes of the offered methods, the chosen checked.
-func methodOptions(c echo.Context, chosen []string) []views.StaffPaymentMethodOption {
+func methodOptions(c echo.Context, chosen []string) []staffview.PaymentMethodOption {
 	t := views.PaymentMethodTextIn(c.Request().Context())
-	var out []views.StaffPaymentMethodOption
+	var out []staffview.PaymentMethodOption
 	for _, m := range offeredMethods {
 		name, _ := t.MethodName(m)
-		out = append(out, views.StaffPaymentMethodOption{Value: m, Label: name, Checked: slices.Contains(chosen, m)})
+		out = append(out, staffview.PaymentMethodOption{Value: m, Label: name, Checked: slices.Contains(chosen, m)})
 	}
 	return out
 }
@@ -111,7 +111,7 @@ func (s *Server) staffSavePaymentMethods(c echo.Context) error {
 	}
 	change.DebitReturnFeeMinor = &fee
 	if _, err := settings.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, SetupPayments, err, func(m *staffview.SetupModel, errs map[string]string) {
 			p := &m.PaymentMethods
 			if msg, ok := errs["debitReturnFeeMinor"]; ok {
 				// The engine names the API's field; the form asks for an amount.

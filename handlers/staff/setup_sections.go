@@ -9,7 +9,7 @@ import (
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The setup in sections (administrators): GET /staff/setup lists the
@@ -19,7 +19,7 @@ import (
 //
 // Adding a section is one row in setupSections (its GET route, its place
 // in the section navigation and on the list follow) with a load function
-// that fills its part of views.StaffSetupModel and a templ component that
+// that fills its part of staffview.SetupModel and a templ component that
 // shows it. Adding a component to a section is a field on the model, a
 // line in that section's load function and a line in its component.
 
@@ -41,40 +41,40 @@ type setupSection struct {
 	Slug string
 	// Title and Intro are the section's name and one sentence about it,
 	// in the page's language.
-	Title, Intro func(t *views.StaffSetupSectionTexts) string
+	Title, Intro func(t *staffview.SetupSectionTexts) string
 	// load fills the section's part of the model.
-	load func(s *Server, c echo.Context, m *views.StaffSetupModel) error
+	load func(s *Server, c echo.Context, m *staffview.SetupModel) error
 	// view shows it.
-	view func(m views.StaffSetupModel) templ.Component
+	view func(m staffview.SetupModel) templ.Component
 }
 
 // setupSections are the sections in the order of the section navigation.
 func setupSections() []setupSection {
 	return []setupSection{
-		{Slug: SetupOrganisation, Title: func(t *views.StaffSetupSectionTexts) string { return t.Organisation },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.OrganisationIntro },
-			load:  (*Server).loadSetupOrganisation, view: views.SetupOrganisationSection},
-		{Slug: setupLanguages, Title: func(t *views.StaffSetupSectionTexts) string { return t.Languages },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.LanguagesIntro },
-			load:  (*Server).loadSetupLanguages, view: views.SetupLanguagesSection},
-		{Slug: SetupPayments, Title: func(t *views.StaffSetupSectionTexts) string { return t.Payments },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.PaymentsIntro },
-			load:  (*Server).loadSetupPayments, view: views.SetupPaymentsSection},
-		{Slug: setupMessages, Title: func(t *views.StaffSetupSectionTexts) string { return t.Messages },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.MessagesIntro },
-			load:  (*Server).loadSetupMessages, view: views.SetupMessagesSection},
-		{Slug: SetupMemberships, Title: func(t *views.StaffSetupSectionTexts) string { return t.Memberships },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.MembershipsIntro },
-			load:  (*Server).loadSetupMemberships, view: views.SetupMembershipsSection},
-		{Slug: setupStaff, Title: func(t *views.StaffSetupSectionTexts) string { return t.Staff },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.StaffIntro },
-			load:  (*Server).loadSetupStaff, view: views.SetupStaffSection},
-		{Slug: setupAPIKeys, Title: func(t *views.StaffSetupSectionTexts) string { return t.APIKeys },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.APIKeysIntro },
-			load:  (*Server).loadSetupAPIKeys, view: views.SetupAPIKeysSection},
-		{Slug: setupDataProtection, Title: func(t *views.StaffSetupSectionTexts) string { return t.DataProtection },
-			Intro: func(t *views.StaffSetupSectionTexts) string { return t.DataProtectionIntro },
-			load:  (*Server).loadSetupDataProtection, view: views.SetupDataProtectionSection},
+		{Slug: SetupOrganisation, Title: func(t *staffview.SetupSectionTexts) string { return t.Organisation },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.OrganisationIntro },
+			load:  (*Server).loadSetupOrganisation, view: staffview.SetupOrganisationSection},
+		{Slug: setupLanguages, Title: func(t *staffview.SetupSectionTexts) string { return t.Languages },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.LanguagesIntro },
+			load:  (*Server).loadSetupLanguages, view: staffview.SetupLanguagesSection},
+		{Slug: SetupPayments, Title: func(t *staffview.SetupSectionTexts) string { return t.Payments },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.PaymentsIntro },
+			load:  (*Server).loadSetupPayments, view: staffview.SetupPaymentsSection},
+		{Slug: setupMessages, Title: func(t *staffview.SetupSectionTexts) string { return t.Messages },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.MessagesIntro },
+			load:  (*Server).loadSetupMessages, view: staffview.SetupMessagesSection},
+		{Slug: SetupMemberships, Title: func(t *staffview.SetupSectionTexts) string { return t.Memberships },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.MembershipsIntro },
+			load:  (*Server).loadSetupMemberships, view: staffview.SetupMembershipsSection},
+		{Slug: setupStaff, Title: func(t *staffview.SetupSectionTexts) string { return t.Staff },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.StaffIntro },
+			load:  (*Server).loadSetupStaff, view: staffview.SetupStaffSection},
+		{Slug: setupAPIKeys, Title: func(t *staffview.SetupSectionTexts) string { return t.APIKeys },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.APIKeysIntro },
+			load:  (*Server).loadSetupAPIKeys, view: staffview.SetupAPIKeysSection},
+		{Slug: setupDataProtection, Title: func(t *staffview.SetupSectionTexts) string { return t.DataProtection },
+			Intro: func(t *staffview.SetupSectionTexts) string { return t.DataProtectionIntro },
+			load:  (*Server).loadSetupDataProtection, view: staffview.SetupDataProtectionSection},
 	}
 }
 
@@ -90,21 +90,21 @@ func setupSectionRoutes() []StaffRoute {
 }
 
 // staffSetupSectionTextIn is the sections' texts in the request's language.
-func staffSetupSectionTextIn(c echo.Context) *views.StaffSetupSectionTexts {
-	return views.StaffSetupSectionTextIn(c.Request().Context())
+func staffSetupSectionTextIn(c echo.Context) *staffview.SetupSectionTexts {
+	return staffview.SetupSectionTextIn(c.Request().Context())
 }
 
 // setupURL is a section's page.
 func setupURL(c echo.Context, slug string) string {
-	return server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/"+slug)
+	return staffpage.RequestOf(c).StaffPath(server.StaffSetupPath + "/" + slug)
 }
 
 // setupNav is the section navigation, current marking slug's section.
-func setupNav(c echo.Context, current string) []views.StaffSetupSectionLink {
+func setupNav(c echo.Context, current string) []staffview.SetupSectionLink {
 	t := staffSetupSectionTextIn(c)
-	var out []views.StaffSetupSectionLink
+	var out []staffview.SetupSectionLink
 	for _, sec := range setupSections() {
-		out = append(out, views.StaffSetupSectionLink{Slug: sec.Slug, Title: sec.Title(t), Intro: sec.Intro(t), Href: setupURL(c, sec.Slug),
+		out = append(out, staffview.SetupSectionLink{Slug: sec.Slug, Title: sec.Title(t), Intro: sec.Intro(t), Href: setupURL(c, sec.Slug),
 			Current: sec.Slug == current})
 	}
 	return out
@@ -112,13 +112,13 @@ func setupNav(c echo.Context, current string) []views.StaffSetupSectionLink {
 
 // staffSetupPage answers GET /staff/setup: the list of sections.
 func (s *Server) staffSetupPage(c echo.Context) error {
-	m := views.StaffSetupIndexModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).SetupTitle), Sections: setupNav(c, "")}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffSetupIndexPage(m))
+	m := staffview.SetupIndexModel{Chrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).SetupTitle), Sections: setupNav(c, "")}
+	return staffpage.StaffRender(c, http.StatusOK, staffview.SetupIndex(m))
 }
 
 // renderSetup renders the section slug; adjust, when set, puts a failed
 // change's values and errors on the model.
-func (s *Server) renderSetup(c echo.Context, slug string, status int, adjust func(*views.StaffSetupModel)) error {
+func (s *Server) renderSetup(c echo.Context, slug string, status int, adjust func(*staffview.SetupModel)) error {
 	var sec *setupSection
 	for _, x := range setupSections() {
 		if x.Slug == slug {
@@ -129,14 +129,14 @@ func (s *Server) renderSetup(c echo.Context, slug string, status int, adjust fun
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
 	t := staffSetupSectionTextIn(c)
-	m := views.StaffSetupModel{StaffChrome: s.StaffChrome(c, sec.Title(t)), Section: slug, Sections: setupNav(c, slug), Intro: sec.Intro(t)}
+	m := staffview.SetupModel{Chrome: s.StaffChrome(c, sec.Title(t)), Section: slug, Sections: setupNav(c, slug), Intro: sec.Intro(t)}
 	if err := sec.load(s, c, &m); err != nil {
 		return s.StaffEngineError(c, err)
 	}
 	if adjust != nil {
 		adjust(&m)
 	}
-	return staffpage.StaffRender(c, status, views.StaffSetupPage(m, sec.view(m)))
+	return staffpage.StaffRender(c, status, staffview.Setup(m, sec.view(m)))
 }
 
 // staffSetupDone goes back to a section with a result message.

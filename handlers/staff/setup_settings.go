@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"portal/engine/payment/settings"
-
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
@@ -17,11 +15,12 @@ import (
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/staffview"
 )
 
 // The setup page's settings (admin): languages, payment and message
@@ -42,21 +41,21 @@ const (
 )
 
 func init() {
-	for k, text := range map[string]func(*views.StaffSetupTexts) string{
-		flashLanguagesSaved: func(t *views.StaffSetupTexts) string { return t.LangSaved },
-		flashPaymentsSaved:  func(t *views.StaffSetupTexts) string { return t.PaySaved },
-		flashMessagesSaved:  func(t *views.StaffSetupTexts) string { return t.MsgSaved },
-		flashTypeAdded:      func(t *views.StaffSetupTexts) string { return t.TypeAdded },
-		flashTypeChanged:    func(t *views.StaffSetupTexts) string { return t.TypeChanged },
-		flashTypeDeleted:    func(t *views.StaffSetupTexts) string { return t.TypeDeleted },
+	for k, text := range map[string]func(*staffview.SetupTexts) string{
+		flashLanguagesSaved: func(t *staffview.SetupTexts) string { return t.LangSaved },
+		flashPaymentsSaved:  func(t *staffview.SetupTexts) string { return t.PaySaved },
+		flashMessagesSaved:  func(t *staffview.SetupTexts) string { return t.MsgSaved },
+		flashTypeAdded:      func(t *staffview.SetupTexts) string { return t.TypeAdded },
+		flashTypeChanged:    func(t *staffview.SetupTexts) string { return t.TypeChanged },
+		flashTypeDeleted:    func(t *staffview.SetupTexts) string { return t.TypeDeleted },
 	} {
 		staffpage.StaffFlashes[k] = func(c echo.Context) string { return text(staffSetupTextIn(c)) }
 	}
 }
 
 // staffSetupTextIn is the setup settings' texts in the request's language.
-func staffSetupTextIn(c echo.Context) *views.StaffSetupTexts {
-	return views.StaffSetupTextIn(c.Request().Context())
+func staffSetupTextIn(c echo.Context) *staffview.SetupTexts {
+	return staffview.SetupTextIn(c.Request().Context())
 }
 
 // formField is a form field's value, nil when the form does not have it:
@@ -80,14 +79,14 @@ func (s *Server) setupForm(c echo.Context) (url.Values, bool, error) {
 }
 
 // languagesForm is the languages form with the organisation's choice.
-func languagesForm(base string, org *engine.Organisation) views.StaffLanguagesForm {
+func languagesForm(base string, org *engine.Organisation) staffview.LanguagesForm {
 	return languagesFormOf(base+"/languages", org.EnabledLanguageList(), org.DefaultLanguage)
 }
 
-func languagesFormOf(action string, enabled []string, def string) views.StaffLanguagesForm {
-	f := views.StaffLanguagesForm{Action: action, Default: def}
+func languagesFormOf(action string, enabled []string, def string) staffview.LanguagesForm {
+	f := staffview.LanguagesForm{Action: action, Default: def}
 	for _, code := range engine.Languages {
-		f.Options = append(f.Options, views.StaffLanguageOption{Code: code, Label: lang.Names[code], Enabled: slices.Contains(enabled, code)})
+		f.Options = append(f.Options, staffview.LanguageOption{Code: code, Label: lang.Names[code], Enabled: slices.Contains(enabled, code)})
 	}
 	return f
 }
@@ -104,7 +103,7 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 	def := form.Get("defaultLanguage")
 	change := organisation.OrganisationChange{EnabledLanguages: &enabled, DefaultLanguage: &def}
 	if _, err := staff.Of(s.engine).StaffUpdateOrganisation(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, setupLanguages, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, setupLanguages, err, func(m *staffview.SetupModel, errs map[string]string) {
 			m.Languages = languagesFormOf(m.Languages.Action, enabled, def)
 			m.Languages.Errors = errs
 		})
@@ -115,18 +114,18 @@ func (s *Server) staffSaveLanguages(c echo.Context) error {
 
 // paymentForm is the payment settings form with the stored settings; the
 // secrets only as set or not.
-func (s *Server) paymentForm(c echo.Context, base string, orgID int64) (views.StaffPaymentForm, error) {
+func (s *Server) paymentForm(c echo.Context, base string, orgID int64) (staffview.PaymentForm, error) {
 	v, err := settings.Of(s.engine).PaymentSettings(c.Request().Context(), orgID)
 	if err != nil {
-		return views.StaffPaymentForm{}, err
+		return staffview.PaymentForm{}, err
 	}
 	t := staffSetupTextIn(c)
-	f := views.StaffPaymentForm{Action: base + "/payments", Provider: v.Provider, StripeKeySet: v.StripeSecretKeySet,
+	f := staffview.PaymentForm{Action: base + "/payments", Provider: v.Provider, StripeKeySet: v.StripeSecretKeySet,
 		WebhookSecretSet: v.StripeWebhookSecretSet, Creditor: v.BankCreditorName, Address: v.BankCreditorAddress, IBAN: v.BankIBAN, BIC: v.BankBIC,
-		Providers: []views.StaffOption{{Value: "", Label: t.PayProviderDefault}, {Value: payment.StripeProvider, Label: t.PayProviderStripe},
+		Providers: []staffview.Option{{Value: "", Label: t.PayProviderDefault}, {Value: payment.StripeProvider, Label: t.PayProviderStripe},
 			{Value: payment.BankTransferProvider, Label: t.PayProviderBank}}}
 	if v.Provider == payment.TestGatewayProvider { // offered only to keep a development portal's choice
-		f.Providers = append(f.Providers, views.StaffOption{Value: payment.TestGatewayProvider, Label: t.PayProviderTest})
+		f.Providers = append(f.Providers, staffview.Option{Value: payment.TestGatewayProvider, Label: t.PayProviderTest})
 	}
 	// The QR standard follows the account's country (banking.Transfer.Payload).
 	switch country := banking.IBAN(v.BankIBAN).Country(); {
@@ -166,7 +165,7 @@ func (s *Server) staffSavePayments(c echo.Context) error {
 		BankIBAN: formField(form, "bankIban"), BankBIC: formField(form, "bankBic"), BankCreditorAddress: formField(form, "bankCreditorAddress"),
 		StripeSecretKey: secretChange(form, "stripeSecretKey"), StripeWebhookSecret: secretChange(form, "stripeWebhookSecret")}
 	if _, err := settings.Of(s.engine).StaffSetPaymentSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
-		return s.staffSetupProblem(c, SetupPayments, err, func(m *views.StaffSetupModel, errs map[string]string) {
+		return s.staffSetupProblem(c, SetupPayments, err, func(m *staffview.SetupModel, errs map[string]string) {
 			p := &m.Payments
 			for dst, v := range map[*string]*string{&p.Provider: change.Provider, &p.Creditor: change.BankCreditorName, &p.IBAN: change.BankIBAN,
 				&p.BIC: change.BankBIC, &p.Address: change.BankCreditorAddress} {
@@ -199,16 +198,16 @@ func problemOf(err error, shown ...string) string {
 
 // messagesForm is the message settings form with the effective settings
 // (the portal's defaults filled in).
-func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (views.StaffMessagesForm, error) {
+func (s *Server) messagesForm(c echo.Context, base string, orgID int64) (staffview.MessagesForm, error) {
 	ms, err := message.Of(s.engine).Settings(c.Request().Context(), orgID)
 	if err != nil {
-		return views.StaffMessagesForm{}, err
+		return staffview.MessagesForm{}, err
 	}
 	days := make([]string, len(ms.UnpaidReminderDays))
 	for i, d := range ms.UnpaidReminderDays {
 		days[i] = strconv.Itoa(d)
 	}
-	return views.StaffMessagesForm{Action: base + "/messages", UnpaidDays: strings.Join(days, ", "), ExpiryDays: strconv.Itoa(ms.ExpiryReminderDays),
+	return staffview.MessagesForm{Action: base + "/messages", UnpaidDays: strings.Join(days, ", "), ExpiryDays: strconv.Itoa(ms.ExpiryReminderDays),
 		ResumeHours: strconv.Itoa(int(ms.ResumeAfter / time.Hour)), RenewalDays: strconv.Itoa(ms.RenewalLeadDays), SenderName: ms.SenderName, ReplyTo: ms.ReplyTo}, nil
 }
 
@@ -220,9 +219,9 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	typed := views.StaffMessagesForm{UnpaidDays: form.Get("unpaidReminderDays"), ExpiryDays: form.Get("expiryReminderDays"),
+	typed := staffview.MessagesForm{UnpaidDays: form.Get("unpaidReminderDays"), ExpiryDays: form.Get("expiryReminderDays"),
 		ResumeHours: form.Get("resumeAfterHours"), RenewalDays: form.Get("renewalLeadDays"), SenderName: form.Get("senderName"), ReplyTo: form.Get("replyTo")}
-	show := func(m *views.StaffSetupModel, errs map[string]string) {
+	show := func(m *staffview.SetupModel, errs map[string]string) {
 		typed.Action, typed.Errors = m.Messages.Action, errs
 		m.Messages = typed
 	}
@@ -248,7 +247,7 @@ func (s *Server) staffSaveMessages(c echo.Context) error {
 		*change.ReplyTo = strings.TrimSpace(*change.ReplyTo)
 	}
 	if len(errs) > 0 {
-		return s.renderSetup(c, setupMessages, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { show(m, errs) })
+		return s.renderSetup(c, setupMessages, http.StatusUnprocessableEntity, func(m *staffview.SetupModel) { show(m, errs) })
 	}
 	if _, err := message.Of(s.engine).StaffUpdateMessageSettings(c.Request().Context(), u.Actor(), u.OrganisationID, change); err != nil {
 		return s.staffSetupProblem(c, setupMessages, withoutFieldPrefix(err, "messages."), show)
@@ -290,13 +289,13 @@ func withoutFieldPrefix(err error, prefix string) error {
 
 // typeForm is the membership type form: the type chosen by ?edit_type=
 // to change, or a new one.
-func typeForm(c echo.Context, base string, types []engine.MembershipType, org *engine.Organisation) views.StaffTypeForm {
-	f := views.StaffTypeForm{Action: base + "/types"}
+func typeForm(c echo.Context, base string, types []engine.MembershipType, org *engine.Organisation) staffview.TypeForm {
+	f := staffview.TypeForm{Action: base + "/types"}
 	var texts engine.Texts
 	if id, err := strconv.ParseInt(c.QueryParam("edit_type"), 10, 64); err == nil {
 		for _, t := range types {
 			if t.ID == id {
-				f = views.StaffTypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: setupURL(c, SetupMemberships) + "#types", Editing: true,
+				f = staffview.TypeForm{Action: base + "/types/" + strconv.FormatInt(id, 10), CancelURL: setupURL(c, SetupMemberships) + "#types", Editing: true,
 					Code: t.Code, Name: t.Name, MinAge: optionalInt(t.MinAge), MaxAge: optionalInt(t.MaxAge)}
 				texts = t.NameTexts
 			}
@@ -306,7 +305,7 @@ func typeForm(c echo.Context, base string, types []engine.MembershipType, org *e
 	f.DefaultLanguage, _, _ = strings.Cut(org.DefaultLanguage, "-")
 	for _, l := range org.EnabledLanguageList() {
 		if l != f.DefaultLanguage {
-			f.Names = append(f.Names, views.StaffTextField{Language: l, Value: texts[l]})
+			f.Names = append(f.Names, staffview.TextField{Language: l, Value: texts[l]})
 		}
 	}
 	return f
@@ -333,12 +332,12 @@ func optionalInt(v *int) string {
 
 // typeInput reads the membership type form: the ages as numbers, or nil
 // when empty (no limit), with an error by field when not a number.
-func typeInput(c echo.Context, form url.Values) (f views.StaffTypeForm, minAge, maxAge *int, errs map[string]string) {
-	f = views.StaffTypeForm{Code: strings.TrimSpace(form.Get("code")), Name: form.Get("name"), MinAge: strings.TrimSpace(form.Get("minAge")),
+func typeInput(c echo.Context, form url.Values) (f staffview.TypeForm, minAge, maxAge *int, errs map[string]string) {
+	f = staffview.TypeForm{Code: strings.TrimSpace(form.Get("code")), Name: form.Get("name"), MinAge: strings.TrimSpace(form.Get("minAge")),
 		MaxAge: strings.TrimSpace(form.Get("maxAge"))}
 	for _, l := range engine.Languages {
 		if v, ok := form["nameTexts."+l]; ok && len(v) > 0 {
-			f.Names = append(f.Names, views.StaffTextField{Language: l, Value: v[0]})
+			f.Names = append(f.Names, staffview.TextField{Language: l, Value: v[0]})
 		}
 	}
 	errs = map[string]string{}
@@ -357,8 +356,8 @@ func typeInput(c echo.Context, form url.Values) (f views.StaffTypeForm, minAge, 
 }
 
 // showTypeForm puts a refused type form back on the page.
-func showTypeForm(f views.StaffTypeForm) func(*views.StaffSetupModel, map[string]string) {
-	return func(m *views.StaffSetupModel, errs map[string]string) {
+func showTypeForm(f staffview.TypeForm) func(*staffview.SetupModel, map[string]string) {
+	return func(m *staffview.SetupModel, errs map[string]string) {
 		f.Errors = errs
 		// The page's languages, with what was sent in them.
 		sent := map[string]string{}
@@ -367,7 +366,7 @@ func showTypeForm(f views.StaffTypeForm) func(*views.StaffSetupModel, map[string
 		}
 		f.DefaultLanguage, f.Names = m.TypeForm.DefaultLanguage, nil
 		for _, n := range m.TypeForm.Names {
-			f.Names = append(f.Names, views.StaffTextField{Language: n.Language, Value: sent[n.Language]})
+			f.Names = append(f.Names, staffview.TextField{Language: n.Language, Value: sent[n.Language]})
 		}
 		m.TypeForm = f
 	}
@@ -381,9 +380,9 @@ func (s *Server) staffAddType(c echo.Context) error {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	f.Action = server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath+"/types")
+	f.Action = staffpage.RequestOf(c).StaffPath(server.StaffSetupPath + "/types")
 	if len(errs) > 0 {
-		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
+		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *staffview.SetupModel) { showTypeForm(f)(m, errs) })
 	}
 	if _, err := organisation.Of(s.engine).StaffCreateMembershipType(c.Request().Context(), u.Actor(), engine.MembershipType{OrganisationID: u.OrganisationID,
 		Code: f.Code, Name: f.Name, NameTexts: typeNameTexts(form), MinAge: minAge, MaxAge: maxAge}); err != nil {
@@ -405,10 +404,10 @@ func (s *Server) staffChangeType(c echo.Context) error {
 		return err
 	}
 	f, minAge, maxAge, errs := typeInput(c, form)
-	base := server.OrganisationPath(c, server.StaffPrefix+server.StaffSetupPath)
+	base := staffpage.RequestOf(c).StaffPath(server.StaffSetupPath)
 	f.Action, f.CancelURL, f.Editing = base+"/types/"+strconv.FormatInt(id, 10), setupURL(c, SetupMemberships)+"#types", true
 	if len(errs) > 0 {
-		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *views.StaffSetupModel) { showTypeForm(f)(m, errs) })
+		return s.renderSetup(c, SetupMemberships, http.StatusUnprocessableEntity, func(m *staffview.SetupModel) { showTypeForm(f)(m, errs) })
 	}
 	texts := typeNameTexts(form)
 	change := organisation.MembershipTypeChange{Code: &f.Code, Name: &f.Name, NameTexts: &texts, MinAge: minAge, MaxAge: maxAge, ClearMinAge: minAge == nil, ClearMaxAge: maxAge == nil}

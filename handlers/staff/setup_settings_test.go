@@ -17,7 +17,7 @@ import (
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
 	"portal/relay/session"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffSetupLanguages: the default language must be one of those
@@ -113,7 +113,7 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		}
 
 		p := env.Get(admin, "/staff/setup/payments")
-		if p.TestID("pay-stripe-key-state").Text() != views.StaffSetupText.PaySecretNotSet || p.TestID("pay-qr-kind").Text() != views.StaffSetupText.PayQRNone {
+		if p.TestID("pay-stripe-key-state").Text() != staffview.SetupText.PaySecretNotSet || p.TestID("pay-qr-kind").Text() != staffview.SetupText.PayQRNone {
 			t.Fatalf("payment form: %s", p.TestID("payments-form").Text())
 		}
 		form := url.Values{"provider": {"stripe"}, "stripeSecretKey": {key1}, "stripeWebhookSecret": {hook}, "bankCreditorName": {"Riverside RC"},
@@ -133,9 +133,9 @@ func TestStaffSetupPaymentSettings(t *testing.T) {
 		form.Set("bankIban", "DE89 3704 0044 0532 0130 00")
 		handlertest.ExpectRedirect(t, env.Post(admin, "/staff/setup/payments", form, origin...), "/staff/setup/payments?done=payments-saved")
 		p = env.Get(admin, "/staff/setup/payments?done=payments-saved")
-		if p.TestID("staff-flash").Text() != views.StaffSetupText.PaySaved || p.TestID("pay-stripe-key-state").Text() != views.StaffOpsText.SecretSet ||
-			p.TestID("pay-webhook-secret-state").Text() != views.StaffOpsText.SecretSet || p.Doc.Find(`#pay-stripe-key`).AttrOr("value", "x") != "" ||
-			p.Doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89370400440532013000" || p.TestID("pay-qr-kind").Text() != views.StaffSetupText.PayQREPC {
+		if p.TestID("staff-flash").Text() != staffview.SetupText.PaySaved || p.TestID("pay-stripe-key-state").Text() != staffview.OpsText.SecretSet ||
+			p.TestID("pay-webhook-secret-state").Text() != staffview.OpsText.SecretSet || p.Doc.Find(`#pay-stripe-key`).AttrOr("value", "x") != "" ||
+			p.Doc.Find(`#pay-iban`).AttrOr("value", "") != "DE89370400440532013000" || p.TestID("pay-qr-kind").Text() != staffview.SetupText.PayQREPC {
 			t.Fatalf("after saving: %s", p.TestID("payments-form").Text())
 		}
 		if secretsIn(string(p.Body)) {
@@ -199,8 +199,8 @@ func TestStaffSetupMessageSettings(t *testing.T) {
 		form := url.Values{"unpaidReminderDays": {"2, x"}, "expiryReminderDays": {"soon"}, "resumeAfterHours": {"48"}, "renewalLeadDays": {"30"},
 			"senderName": {"Riverside"}, "replyTo": {"office@riverside.example"}}
 		res := env.Post(admin, "/staff/setup/messages", form, origin...)
-		if res.Status != http.StatusUnprocessableEntity || res.TestID("error-msg-unpaid").Text() != views.StaffSetupText.NotNumbers ||
-			res.TestID("error-msg-expiry").Text() != views.StaffSetupText.NotANumber || res.Doc.Find(`#msg-expiry`).AttrOr("value", "") != "soon" {
+		if res.Status != http.StatusUnprocessableEntity || res.TestID("error-msg-unpaid").Text() != staffview.SetupText.NotNumbers ||
+			res.TestID("error-msg-expiry").Text() != staffview.SetupText.NotANumber || res.Doc.Find(`#msg-expiry`).AttrOr("value", "") != "soon" {
 			t.Fatalf("not numbers: %d %s", res.Status, res.TestID("messages-form").Text())
 		}
 		form.Set("unpaidReminderDays", "2, 400")
@@ -299,7 +299,7 @@ func TestStaffSetupMembershipTypes(t *testing.T) {
 			t.Fatalf("deleting a type in use: %d %s", inUse.Status, inUse.TestID("setup-problem").Text())
 		}
 		ask := env.Post(admin, path+"/delete", url.Values{}, origin...)
-		if ask.Status != http.StatusOK || ask.TestID("staff-confirm-question").Text() != views.StaffSetupText.TypeDeleteQuestion || typeID("GUEST") == 0 {
+		if ask.Status != http.StatusOK || ask.TestID("staff-confirm-question").Text() != staffview.SetupText.TypeDeleteQuestion || typeID("GUEST") == 0 {
 			t.Fatalf("deleting without confirmation: %d", ask.Status)
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, path+"/delete", url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/memberships?done=type-deleted")

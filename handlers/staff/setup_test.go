@@ -16,7 +16,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffSetupPriceCalculator: "a family of two adults and a junior,
@@ -64,7 +64,7 @@ func TestStaffSetupChanges(t *testing.T) {
 
 		p := env.Get(admin, "/staff/setup/organisation")
 		if p.Status != http.StatusOK || p.Doc.Find(`#org-name`).AttrOr("value", "") != "Riverside Rowing Club" ||
-			p.TestID("org-secret-state").Text() != views.StaffOpsText.SecretNotSet {
+			p.TestID("org-secret-state").Text() != staffview.OpsText.SecretNotSet {
 			t.Fatalf("organisation section: %d %s", p.Status, p.TestID("staff-main").Text())
 		}
 		if p := env.Get(admin, "/staff/setup/memberships"); p.Status != http.StatusOK || p.TestID("period-row").Length() != 2 {
@@ -146,7 +146,7 @@ func TestStaffSetupChanges(t *testing.T) {
 		}
 		handlertest.ExpectRedirect(t, env.Post(admin, path(tess, "disable"), url.Values{"confirmed": {"1"}}, origin...), "/staff/setup/staff?done=staff-disabled")
 		after := env.Get(admin, "/staff/setup/staff?done=staff-disabled")
-		if after.TestID("staff-flash").Text() != views.StaffOpsText.StaffDisabledDone ||
+		if after.TestID("staff-flash").Text() != staffview.OpsText.StaffDisabledDone ||
 			after.Doc.Find(`[data-testid=staff-row][data-email="tess@example.org"] [data-testid=staff-disabled]`).Length() != 1 {
 			t.Fatalf("after disabling: %s", after.TestID("staff-table").Text())
 		}

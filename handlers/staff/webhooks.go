@@ -12,7 +12,7 @@ import (
 	"portal/engine/webhook"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The staff webhooks page (admins): what the admin API's /webhooks routes
@@ -23,34 +23,34 @@ const staffDeliveriesListed = 50
 
 // staffWebhooksPage answers GET /staff/webhooks.
 func (s *Server) staffWebhooksPage(c echo.Context) error {
-	return s.renderWebhooks(c, http.StatusOK, views.StaffWebhooksModel{})
+	return s.renderWebhooks(c, http.StatusOK, staffview.WebhooksModel{})
 }
 
 // renderWebhooks shows the page with m's form, problems or new secret.
-func (s *Server) renderWebhooks(c echo.Context, status int, m views.StaffWebhooksModel) error {
+func (s *Server) renderWebhooks(c echo.Context, status int, m staffview.WebhooksModel) error {
 	u := staffpage.StaffUserOf(c)
 	list, err := webhook.Of(s.engine).Endpoints(c.Request().Context(), u.OrganisationID)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m.StaffChrome = s.StaffChrome(c, views.StaffWebhookTextIn(c.Request().Context()).Title)
-	m.AddURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)
+	m.Chrome = s.StaffChrome(c, staffview.WebhookTextIn(c.Request().Context()).Title)
+	m.AddURL = staffpage.RequestOf(c).StaffPath(server.StaffWebhooksPath)
 	if m.Events == nil {
 		for _, t := range engine.WebhookEventTypes {
-			m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: true})
+			m.Events = append(m.Events, staffview.WebhookEventChoice{Value: t, Checked: true})
 		}
 	}
 	for _, ep := range list {
 		m.Endpoints = append(m.Endpoints, webhookEndpointRow(c, ep))
 	}
-	return staffpage.StaffRender(c, status, views.StaffWebhooksPage(m))
+	return staffpage.StaffRender(c, status, staffview.Webhooks(m))
 }
 
-func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) views.StaffWebhookEndpointRow {
+func webhookEndpointRow(c echo.Context, ep engine.WebhookEndpoint) staffview.WebhookEndpointRow {
 	base := server.StaffPrefix + server.StaffWebhooksPath + "/" + strconv.FormatInt(ep.ID, 10)
-	return views.StaffWebhookEndpointRow{ID: strconv.FormatInt(ep.ID, 10), URL: ep.URL, Events: strings.Join(ep.Events(), ", "),
-		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: server.OrganisationPath(c, base),
-		ToggleURL: server.OrganisationPath(c, base+"/active"), RotateURL: server.OrganisationPath(c, base+"/rotate"), DeleteURL: server.OrganisationPath(c, base+"/delete")}
+	return staffview.WebhookEndpointRow{ID: strconv.FormatInt(ep.ID, 10), URL: ep.URL, Events: strings.Join(ep.Events(), ", "),
+		Active: ep.Active, DisabledReason: ep.DisabledReason, DeliveriesURL: staffpage.RequestOf(c).Path(base),
+		ToggleURL: staffpage.RequestOf(c).Path(base + "/active"), RotateURL: staffpage.RequestOf(c).Path(base + "/rotate"), DeleteURL: staffpage.RequestOf(c).Path(base + "/delete")}
 }
 
 // staffAddWebhook answers POST /staff/webhooks: adds the endpoint and
@@ -63,9 +63,9 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).Invalid)
 	}
 	chosen := form["events"]
-	m := views.StaffWebhooksModel{URL: strings.TrimSpace(form.Get("url")), Events: []views.StaffWebhookEventChoice{}}
+	m := staffview.WebhooksModel{URL: strings.TrimSpace(form.Get("url")), Events: []staffview.WebhookEventChoice{}}
 	for _, t := range engine.WebhookEventTypes {
-		m.Events = append(m.Events, views.StaffWebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
+		m.Events = append(m.Events, staffview.WebhookEventChoice{Value: t, Checked: slices.Contains(chosen, t)})
 	}
 	ep, secret, err := webhook.Of(s.engine).CreateWebhookEndpoint(c.Request().Context(), u.Actor(), u.OrganisationID, webhook.EndpointInput{URL: m.URL, Events: chosen})
 	if err != nil {
@@ -73,7 +73,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 		if !ok || e.Code != engine.CodeValidation {
 			return s.StaffEngineError(c, err)
 		}
-		m.Error = views.StaffWebhookTextIn(c.Request().Context()).Errors
+		m.Error = staffview.WebhookTextIn(c.Request().Context()).Errors
 		for _, f := range e.Fields {
 			switch f.Field {
 			case "url":
@@ -84,7 +84,7 @@ func (s *Server) staffAddWebhook(c echo.Context) error {
 		}
 		return s.renderWebhooks(c, http.StatusUnprocessableEntity, m)
 	}
-	return s.renderWebhooks(c, http.StatusOK, views.StaffWebhooksModel{NewSecret: secret, SecretFor: strconv.FormatInt(ep.ID, 10)})
+	return s.renderWebhooks(c, http.StatusOK, staffview.WebhooksModel{NewSecret: secret, SecretFor: strconv.FormatInt(ep.ID, 10)})
 }
 
 // staffSetWebhookActive answers POST /staff/webhooks/{id}/active with
@@ -111,7 +111,7 @@ func (s *Server) staffSetWebhookActive(c echo.Context) error {
 	if on {
 		done = flashWebhookEnabled
 	}
-	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)+"?done="+done)
+	return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath(server.StaffWebhooksPath)+"?done="+done)
 }
 
 // staffRotateWebhook answers POST /staff/webhooks/{id}/rotate, after
@@ -122,15 +122,15 @@ func (s *Server) staffRotateWebhook(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	t := views.StaffWebhookTextIn(c.Request().Context())
-	if ok, err := s.StaffConfirmed(c, t.RotateQuestion, t.RotateDetail, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)); !ok {
+	t := staffview.WebhookTextIn(c.Request().Context())
+	if ok, err := s.StaffConfirmed(c, t.RotateQuestion, t.RotateDetail, staffpage.RequestOf(c).StaffPath(server.StaffWebhooksPath)); !ok {
 		return err
 	}
 	secret, err := webhook.Of(s.engine).RotateWebhookSecret(c.Request().Context(), u.Actor(), u.OrganisationID, id)
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return s.renderWebhooks(c, http.StatusOK, views.StaffWebhooksModel{NewSecret: secret, SecretFor: strconv.FormatInt(id, 10)})
+	return s.renderWebhooks(c, http.StatusOK, staffview.WebhooksModel{NewSecret: secret, SecretFor: strconv.FormatInt(id, 10)})
 }
 
 // staffDeleteWebhook answers POST /staff/webhooks/{id}/delete, after asking.
@@ -140,8 +140,8 @@ func (s *Server) staffDeleteWebhook(c echo.Context) error {
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	t := views.StaffWebhookTextIn(c.Request().Context())
-	back := server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)
+	t := staffview.WebhookTextIn(c.Request().Context())
+	back := staffpage.RequestOf(c).StaffPath(server.StaffWebhooksPath)
 	if ok, err := s.StaffConfirmed(c, t.DeleteQuestion, t.DeleteDetail, back); !ok {
 		return err
 	}
@@ -172,12 +172,12 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 	if i < 0 {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)
 	}
-	t := views.StaffWebhookTextIn(ctx)
+	t := staffview.WebhookTextIn(ctx)
 	ep := endpoints[i]
-	m := views.StaffWebhookDeliveriesModel{StaffChrome: s.StaffChrome(c, views.StaffWebhookDeliveriesTitle(t, ep.URL)),
-		Endpoint: webhookEndpointRow(c, ep), BackURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath)}
+	m := staffview.WebhookDeliveriesModel{Chrome: s.StaffChrome(c, staffview.WebhookDeliveriesTitle(t, ep.URL)),
+		Endpoint: webhookEndpointRow(c, ep), BackURL: staffpage.RequestOf(c).StaffPath(server.StaffWebhooksPath)}
 	for _, d := range list {
-		row := views.StaffWebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
+		row := staffview.WebhookDeliveryRow{ID: strconv.FormatInt(d.ID, 10), EventID: d.EventID, Type: d.EventType, StatusKey: d.Status,
 			Status: deliveryStatusLabel(t, d.Status), Attempts: strconv.Itoa(d.Attempts), Created: staffpage.StaffDateTime(c, d.CreatedAt)}
 		if d.ResponseCode != nil {
 			row.Code = strconv.Itoa(*d.ResponseCode)
@@ -190,15 +190,15 @@ func (s *Server) staffWebhookDeliveries(c echo.Context) error {
 			row.NextRetry = staffpage.StaffDateTime(c, *d.NextRetryAt)
 		}
 		if ep.Active && d.Status != engine.DeliveryPending && d.Status != engine.DeliveryFailed {
-			row.ReplayURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath+"/"+strconv.FormatInt(id, 10)+"/deliveries/"+row.ID+"/replay")
+			row.ReplayURL = staffpage.RequestOf(c).StaffPath(server.StaffWebhooksPath + "/" + strconv.FormatInt(id, 10) + "/deliveries/" + row.ID + "/replay")
 		}
 		m.Deliveries = append(m.Deliveries, row)
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffWebhookDeliveriesPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.WebhookDeliveries(m))
 }
 
 // deliveryStatusLabel is how the page names a delivery's status.
-func deliveryStatusLabel(t *views.StaffWebhookTexts, status string) string {
+func deliveryStatusLabel(t *staffview.WebhookTexts, status string) string {
 	switch status {
 	case engine.DeliveryDelivered:
 		return t.StatusDelivered
@@ -227,7 +227,7 @@ func (s *Server) staffReplayWebhook(c echo.Context) error {
 	if _, err := webhook.Of(s.engine).ReplayWebhookDelivery(c.Request().Context(), u.Actor(), u.OrganisationID, id, delivery); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
+	return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath(server.StaffWebhooksPath+"/"+strconv.FormatInt(id, 10))+"?done="+flashWebhookReplayed)
 }
 
 // The webhooks pages' flashes after an action.
@@ -239,7 +239,7 @@ const (
 )
 
 func init() {
-	text := func(c echo.Context) *views.StaffWebhookTexts { return views.StaffWebhookTextIn(c.Request().Context()) }
+	text := func(c echo.Context) *staffview.WebhookTexts { return staffview.WebhookTextIn(c.Request().Context()) }
 	staffpage.StaffFlashes[flashWebhookEnabled] = func(c echo.Context) string { return text(c).Enabled }
 	staffpage.StaffFlashes[flashWebhookDisabled] = func(c echo.Context) string { return text(c).Disabled }
 	staffpage.StaffFlashes[flashWebhookDeleted] = func(c echo.Context) string { return text(c).Deleted }

@@ -18,6 +18,7 @@ import (
 	"portal/views"
 	"portal/views/card"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // confirmation composes the confirmation after payment of the order in
@@ -43,7 +44,7 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 	}
 	l := memberLanguage(c.Language, c.Organisation.DefaultLanguage)
 	ctx = lang.With(ctx, l)
-	m := views.ConfirmationMailModel{
+	m := mailview.ConfirmationModel{
 		Club:      c.Organisation.Name,
 		Subject:   l.T("mail_confirmation_subject", map[string]any{"Club": c.Organisation.Name, "Period": c.Period.Name}),
 		Reference: c.Reference,
@@ -65,7 +66,7 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 		}
 	}
 	for _, mem := range c.Members {
-		m.Members = append(m.Members, views.MailMemberModel{Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name})
+		m.Members = append(m.Members, mailview.Member{Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name})
 	}
 	for _, line := range c.Order.Lines {
 		m.Lines = append(m.Lines, views.OrderLineModel{Description: line.Description, Amount: l.Money(line.AmountMinor, line.Currency)})
@@ -78,7 +79,7 @@ func confirmation(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail
 		return nil, err
 	}
 	m.CardsAttached = len(out.Attachments) > 0
-	return withBodies(ctx, out, m, views.ConfirmationText, views.ConfirmationMail)
+	return withBodies(ctx, out, m, mailview.ConfirmationText, mailview.Confirmation)
 }
 
 // periodText is a period's name and dates, as members read them.

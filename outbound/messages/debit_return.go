@@ -10,8 +10,8 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/outbound/mail"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // debitReturned composes the message about a direct debit the member's
@@ -34,7 +34,7 @@ func debitReturned(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	}
 	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
 	ctx = lang.With(ctx, l)
-	m := views.DebitReturnMailModel{Club: r.Organisation.Name, Subject: l.T("mail_return_subject", map[string]any{"Club": r.Organisation.Name}),
+	m := mailview.DebitReturnModel{Club: r.Organisation.Name, Subject: l.T("mail_return_subject", map[string]any{"Club": r.Organisation.Name}),
 		Period: r.Period.Name, Reason: banking.ReturnReasonText(p.ReasonCode, l.Code), Returned: l.Money(p.ReturnedMinor, r.Order.Currency),
 		Total: l.Money(r.Order.TotalMinor, r.Order.Currency), Link: p.Link, MandateEnded: p.MandateEnded}
 	if p.FeeMinor > 0 {
@@ -47,5 +47,5 @@ func debitReturned(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	if err != nil {
 		return nil, err
 	}
-	return withBodies(ctx, out, m, views.DebitReturnText, views.DebitReturnMail)
+	return withBodies(ctx, out, m, mailview.DebitReturnText, mailview.DebitReturn)
 }

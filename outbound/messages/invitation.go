@@ -12,8 +12,8 @@ import (
 	"portal/engine/jobs"
 	"portal/engine/message"
 	"portal/outbound/mail"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // invitation composes the e-mail inviting a household to a period with
@@ -41,7 +41,7 @@ func invitationMail(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	}
 	l := memberLanguage(inv.Language, inv.Organisation.DefaultLanguage)
 	ctx = lang.With(ctx, l)
-	m := views.InvitationMailModel{Club: inv.Club, Subject: l.T("mail_invitation_subject", map[string]any{"Club": inv.Club, "Period": inv.Period}), Period: inv.Period,
+	m := mailview.InvitationModel{Club: inv.Club, Subject: l.T("mail_invitation_subject", map[string]any{"Club": inv.Club, "Period": inv.Period}), Period: inv.Period,
 		Persons: inv.Persons, Expires: l.Date(inv.Invitation.ExpiresAt),
 		Link: d.Invitations.URL(base, inv.Invitation.OrganisationID, inv.Invitation.ID, inv.Invitation.ExpiresAt)}
 	// An invitation asks the household to register, as a renewal prompt
@@ -51,5 +51,5 @@ func invitationMail(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 		return nil, err
 	}
 	out.Headers["X-Portal-Invitation"] = strconv.FormatInt(inv.Invitation.ID, 10)
-	return withBodies(ctx, out, m, views.InvitationText, views.InvitationMail)
+	return withBodies(ctx, out, m, mailview.InvitationText, mailview.Invitation)
 }

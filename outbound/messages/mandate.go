@@ -9,8 +9,8 @@ import (
 	"portal/engine/directdebit"
 	"portal/engine/jobs"
 	"portal/outbound/mail"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 	"portal/views/mandatepdf"
 )
 
@@ -36,7 +36,7 @@ func mandateNotice(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	}
 	l := memberLanguage(n.Language, n.Organisation.DefaultLanguage)
 	ctx = lang.With(ctx, l)
-	m := views.MandateMailModel{Club: n.Organisation.Name, Event: n.Event, Period: n.Period.Name,
+	m := mailview.MandateModel{Club: n.Organisation.Name, Event: n.Event, Period: n.Period.Name,
 		Total: l.Money(n.Order.TotalMinor, n.Order.Currency), Due: l.Date(n.DueOn), Creditor: n.CreditorName, CreditorID: n.Mandate.CreditorID,
 		Reference: n.Mandate.Reference, Account: directdebit.MaskedIBAN(n.Mandate.IBAN), Link: base + "/pay/" + n.Order.PayReference}
 	for _, person := range n.Persons {
@@ -52,7 +52,7 @@ func mandateNotice(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 		return nil, jobs.Permanent(err)
 	}
 	out.Attachments = append(out.Attachments, mail.Attachment{Name: mandateFileName(n.Mandate.Reference), ContentType: "application/pdf", Data: pdf})
-	return withBodies(ctx, out, m, views.MandateText, views.MandateMail)
+	return withBodies(ctx, out, m, mailview.MandateText, mailview.Mandate)
 }
 
 // mandateCopy is the member's copy of the signed mandate: its text

@@ -9,8 +9,8 @@ import (
 	"portal/engine/jobs"
 	"portal/engine/message"
 	"portal/outbound/mail"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // welcome composes the welcome of a person whose first membership with
@@ -25,7 +25,7 @@ func welcome(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.Mess
 	if err != nil {
 		return nil, err
 	}
-	return withBodies(ctx, out, model, views.WelcomeText, views.WelcomeMail)
+	return withBodies(ctx, out, model, mailview.WelcomeText, mailview.Welcome)
 }
 
 // expiryReminder composes the reminder before a membership's period ends.
@@ -39,26 +39,26 @@ func expiryReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	if err != nil {
 		return nil, err
 	}
-	return withBodies(ctx, out, model, views.ExpiryText, views.ExpiryMail)
+	return withBodies(ctx, out, model, mailview.ExpiryText, mailview.Expiry)
 }
 
 // memberMessage loads what a membership message is about, and returns ctx
 // in the member's language; a membership no longer active (cancelled
 // since) or a person without any address to write to gets nothing
 // (errSkip).
-func memberMessage(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*message.MemberMessage, views.MemberMailModel, context.Context, error) {
+func memberMessage(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*message.MemberMessage, mailview.MemberModel, context.Context, error) {
 	var p message.MemberMessagePayload
 	if err := json.Unmarshal([]byte(msg.Payload), &p); err != nil || p.MembershipID == 0 {
-		return nil, views.MemberMailModel{}, ctx, jobs.Permanent(fmt.Errorf("outbox message %d: bad membership payload", msg.ID))
+		return nil, mailview.MemberModel{}, ctx, jobs.Permanent(fmt.Errorf("outbox message %d: bad membership payload", msg.ID))
 	}
 	m, err := message.LoadMemberMessage(ctx, d.DB, p)
 	if err != nil {
-		return nil, views.MemberMailModel{}, ctx, permanentIfFinal(err)
+		return nil, mailview.MemberModel{}, ctx, permanentIfFinal(err)
 	}
 	if !m.Due || len(m.Recipients) == 0 {
-		return nil, views.MemberMailModel{}, ctx, errSkip
+		return nil, mailview.MemberModel{}, ctx, errSkip
 	}
 	l := memberLanguage(m.Language, m.Organisation.DefaultLanguage)
-	return m, views.MemberMailModel{Club: m.Organisation.Name, Name: m.Person.FirstName, Type: m.Type.Name, Period: m.Period.Name,
+	return m, mailview.MemberModel{Club: m.Organisation.Name, Name: m.Person.FirstName, Type: m.Type.Name, Period: m.Period.Name,
 		Ends: l.Date(m.Period.EndDate), Contact: m.Organisation.ContactEmail}, lang.With(ctx, l), nil
 }

@@ -9,8 +9,8 @@ import (
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/outbound/mail"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // paymentLink composes the e-mail with the stable pay link of an order
@@ -24,7 +24,7 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 	if err != nil {
 		return nil, err
 	}
-	m := views.PaymentLinkMailModel{Club: r.Organisation.Name, Subject: l.T("mail_paylink_subject", map[string]any{"Club": r.Organisation.Name}),
+	m := mailview.PaymentLinkModel{Club: r.Organisation.Name, Subject: l.T("mail_paylink_subject", map[string]any{"Club": r.Organisation.Name}),
 		Period: r.Period.Name, Total: l.Money(r.Order.TotalMinor, r.Order.Currency), Link: r.Link}
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
@@ -43,7 +43,7 @@ func paymentLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.
 	if transfer != nil {
 		out.Attachments = append(out.Attachments, transfer.QR)
 	}
-	return withBodies(ctx, out, m, views.PaymentLinkText, views.PaymentLinkMail)
+	return withBodies(ctx, out, m, mailview.PaymentLinkText, mailview.PaymentLink)
 }
 
 // linkedOrder reads the order of a message whose payload names one (the

@@ -11,8 +11,8 @@ import (
 	"portal/engine/message"
 	"portal/outbound/mail"
 	"portal/outbound/optout"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // unpaidReminder composes the reminder of an order still unpaid: the
@@ -36,7 +36,7 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	}
 	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
 	ctx = lang.With(ctx, l)
-	m := views.UnpaidReminderMailModel{Club: r.Organisation.Name, Subject: l.T("mail_unpaid_subject", map[string]any{"Club": r.Organisation.Name}),
+	m := mailview.UnpaidReminderModel{Club: r.Organisation.Name, Subject: l.T("mail_unpaid_subject", map[string]any{"Club": r.Organisation.Name}),
 		Period: r.Period.Name, Total: l.Money(r.Order.TotalMinor, r.Order.Currency), Days: p.Day, Link: link}
 	for _, person := range r.Persons {
 		m.Persons = append(m.Persons, person.FirstName+" "+person.LastName)
@@ -56,7 +56,7 @@ func unpaidReminder(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*ma
 	if transfer != nil {
 		out.Attachments = append(out.Attachments, transfer.QR)
 	}
-	return withBodies(ctx, out, m, views.UnpaidReminderText, views.UnpaidReminderMail)
+	return withBodies(ctx, out, m, mailview.UnpaidReminderText, mailview.UnpaidReminder)
 }
 
 // unsubscribeHeaders say how to stop a category of messages

@@ -10,8 +10,8 @@ import (
 	"portal/engine/jobs"
 	"portal/engine/message"
 	"portal/outbound/mail"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // renewalPrompt composes the renewal prompt of a household: the signed
@@ -37,7 +37,7 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	}
 	l := memberLanguage(r.Language, r.Organisation.DefaultLanguage)
 	ctx = lang.With(ctx, l)
-	m := views.RenewalMailModel{Club: r.Organisation.Name, Subject: l.T("mail_renewal_subject", map[string]any{"Club": r.Organisation.Name, "Next": r.Next.Name}),
+	m := mailview.RenewalModel{Club: r.Organisation.Name, Subject: l.T("mail_renewal_subject", map[string]any{"Club": r.Organisation.Name, "Next": r.Next.Name}),
 		Ending: r.Ending.Name, Ends: l.Date(r.Ending.EndDate), Ended: endedBefore(r.Ending.EndDate, d.Now()),
 		Next: r.Next.Name, Link: link, Contact: r.Organisation.ContactEmail}
 	for _, person := range r.Persons {
@@ -47,7 +47,7 @@ func renewalPrompt(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mai
 	if err != nil {
 		return nil, err
 	}
-	return withBodies(ctx, out, m, views.RenewalText, views.RenewalMail)
+	return withBodies(ctx, out, m, mailview.RenewalText, mailview.Renewal)
 }
 
 // endedBefore says whether a period whose last day is lastDay (a date) was

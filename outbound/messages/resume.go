@@ -13,8 +13,8 @@ import (
 	"portal/engine/registration"
 	"portal/outbound/mail"
 	"portal/relay/hashlink"
-	"portal/views"
 	"portal/views/lang"
+	"portal/views/mailview"
 )
 
 // resumeLink composes the e-mail to a registration that was suspended
@@ -44,13 +44,13 @@ func resumeLink(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*mail.M
 	}
 	l := memberLanguage(code, org.DefaultLanguage)
 	ctx = lang.With(ctx, l)
-	m := views.ResumeMailModel{Club: org.Name, Subject: l.T("mail_resume_subject", map[string]any{"Club": org.Name}), Persons: persons, Link: link}
+	m := mailview.ResumeModel{Club: org.Name, Subject: l.T("mail_resume_subject", map[string]any{"Club": org.Name}), Persons: persons, Link: link}
 	out, err := envelope(ctx, d, org, message.OptOutReminders, to, m.Subject)
 	if err != nil {
 		return nil, err
 	}
 	out.Headers["X-Portal-Registration"] = strconv.FormatInt(p.InstanceID, 10)
-	return withBodies(ctx, out, m, views.ResumeText, views.ResumeMail)
+	return withBodies(ctx, out, m, mailview.ResumeText, mailview.Resume)
 }
 
 // registrationLink is the signed hash link to a period's registration of

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine/banking"
 	"portal/views"
+	"portal/views/mailview"
 )
 
 // TestMailScreenshots writes docs/OPERATIONS.md's pictures of the messages' HTML
@@ -24,7 +25,7 @@ func TestMailScreenshots(t *testing.T) {
 	if os.Getenv("PORTAL_DOCS_SCREENSHOTS") != "1" {
 		t.Skip("PORTAL_DOCS_SCREENSHOTS=1 writes docs/mail/*.png")
 	}
-	member := views.MemberMailModel{Club: "Riverside Rowing Club", Name: "Robin", Type: "Junior", Period: "Season 2026/2027",
+	member := mailview.MemberModel{Club: "Riverside Rowing Club", Name: "Robin", Type: "Junior", Period: "Season 2026/2027",
 		Ends: "31 October 2027", Contact: "office@riverside.example"}
 	welcome, expiry := member, member
 	welcome.Subject = "Welcome to Riverside Rowing Club"
@@ -47,19 +48,19 @@ func TestMailScreenshots(t *testing.T) {
 		// The message refers to its inline part (cid:); a file in a browser needs the image itself.
 		QRImageURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), QRName: "QR code of this bank transfer"}
 	mails := map[string]templ.Component{
-		"transfer-request.png": views.TransferRequestMail(views.TransferRequestMailModel{Club: "Riverside Rowing Club",
+		"transfer-request.png": mailview.TransferRequest(mailview.TransferRequestModel{Club: "Riverside Rowing Club",
 			Subject: "Riverside Rowing Club: your registration is saved, please transfer EUR 184.50", Period: "Season 2026/2027",
 			Persons: []string{"Alex Morgan", "Robin Morgan"}, Total: "EUR 184.50",
 			Link: "https://riverside.example/pay/PO-T7X7XVIBDYFTFYAB?amount=184.50&reference=PO-T7X7XVIBDYFTFYAB", Transfer: transfer}),
-		"mandate.png": views.MandateMail(views.MandateMailModel{Club: "Riverside Rowing Club", Subject: "Riverside Rowing Club: your direct debit mandate, EUR 184.50 collected on 15 March 2027",
+		"mandate.png": mailview.Mandate(mailview.MandateModel{Club: "Riverside Rowing Club", Subject: "Riverside Rowing Club: your direct debit mandate, EUR 184.50 collected on 15 March 2027",
 			Event: "given", Persons: []string{"Alex Morgan", "Robin Morgan"}, Period: "Season 2026/2027", Total: "EUR 184.50", Due: "15 March 2027",
 			Creditor: "Riverside Rowing Club", CreditorID: "DE98ZZZ09999999999", Reference: "RIVERSIDE-000042", Account: "DE89 … 3000",
 			Link: "https://riverside.example/pay/PO-T7X7XVIBDYFTFYAB"}),
-		"welcome.png": views.WelcomeMail(welcome),
-		"expiry.png":  views.ExpiryMail(expiry),
-		"payment-link.png": views.PaymentLinkMail(views.PaymentLinkMailModel{Club: "Riverside Rowing Club", Subject: "Riverside Rowing Club: your payment link",
+		"welcome.png": mailview.Welcome(welcome),
+		"expiry.png":  mailview.Expiry(expiry),
+		"payment-link.png": mailview.PaymentLink(mailview.PaymentLinkModel{Club: "Riverside Rowing Club", Subject: "Riverside Rowing Club: your payment link",
 			Period: "Season 2026/2027", Persons: []string{"Alex Morgan", "Robin Morgan"}, Total: "EUR 184.50", Link: "https://riverside.example/pay/PR-T7X7XVIBDYFTFYAB"}),
-		"renewal.png": views.RenewalMail(views.RenewalMailModel{Club: "Riverside Rowing Club", Subject: "Riverside Rowing Club: renew your membership for Season 2027/2028",
+		"renewal.png": mailview.Renewal(mailview.RenewalModel{Club: "Riverside Rowing Club", Subject: "Riverside Rowing Club: renew your membership for Season 2027/2028",
 			Persons: []string{"Alex", "Robin"}, Ending: "Season 2026/2027", Ends: "31 October 2027", Next: "Season 2027/2028",
 			Link: "https://riverside.example/membership/register/3?u=demo&h=0", Contact: "office@riverside.example"}),
 	}

@@ -7,6 +7,7 @@ import (
 	"portal/engine/jobs"
 	"portal/outbound/mail"
 	"portal/views"
+	"portal/views/mailview"
 	"portal/views/transferview"
 )
 
@@ -30,7 +31,7 @@ func transferRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*m
 		return nil, errSkip
 	}
 	total := l.Money(transfer.OwedMinor, r.Order.Currency)
-	m := views.TransferRequestMailModel{Club: r.Organisation.Name, Period: r.Period.Name, Total: total,
+	m := mailview.TransferRequestModel{Club: r.Organisation.Name, Period: r.Period.Name, Total: total,
 		Subject:  l.T("mail_transfer_subject", map[string]any{"Club": r.Organisation.Name, "Total": total}),
 		Link:     r.Link,
 		Transfer: *transfer.Model}
@@ -42,7 +43,7 @@ func transferRequest(ctx context.Context, d Deps, msg *engine.OutboxMessage) (*m
 		return nil, err
 	}
 	out.Attachments = append(out.Attachments, transfer.QR)
-	return withBodies(ctx, out, m, views.TransferRequestText, views.TransferRequestMail)
+	return withBodies(ctx, out, m, mailview.TransferRequestText, mailview.TransferRequest)
 }
 
 // owedTransfer is a bank transfer as an e-mail shows it.

@@ -1,5 +1,7 @@
 package lang
 
-import "portal/engine"
+import (
+	"portal/engine"
+)
 
 var engineLanguages = engine.Languages

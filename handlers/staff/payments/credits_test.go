@@ -14,7 +14,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffResolveUnmatchedCredit: a statement credit the import cannot
@@ -36,7 +36,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 		file := handlertest.Camt054(string(handlertest.StaffCreditor.IBAN), handlertest.CamtCredit{Id: "K-1", Amount: engine.FormatAmount(order.TotalMinor),
 			Ref: "RF18539007547034", Debtor: "Demo Household"})
 		prev := env.PostFile(tr, "/staff/payments/statement", nil, "camt054.xml", file)
-		if prev.TestID("statement-capture").Text() != views.StaffOpsText.KeepButton {
+		if prev.TestID("statement-capture").Text() != staffview.OpsText.KeepButton {
 			t.Fatalf("preview of an unmatched credit offers %q", prev.TestID("statement-capture").Text())
 		}
 		if env.Count((*bankstatement.BankCredit)(nil)) != 0 {
@@ -44,7 +44,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 		}
 		copyOf := prev.Doc.Find(`input[name="statement"]`).AttrOr("value", "")
 		done := env.PostFile(tr, "/staff/payments/statement", map[string]string{"statement": copyOf, "capture": "1"}, "", nil)
-		if !strings.Contains(done.TestID("unmatched-table").Text(), views.StaffOpsText.LineKept) {
+		if !strings.Contains(done.TestID("unmatched-table").Text(), staffview.OpsText.LineKept) {
 			t.Fatalf("result: %s", done.TestID("staff-main").Text())
 		}
 
@@ -94,7 +94,7 @@ func TestStaffResolveUnmatchedCredit(t *testing.T) {
 			t.Fatal("the second post changed something")
 		}
 		p = env.Get(tr, "/staff/payments?done=credit-assigned")
-		if p.TestID("staff-flash").Text() != views.StaffOpsText.CreditAssigned || p.TestID("credits-empty").Length() != 1 ||
+		if p.TestID("staff-flash").Text() != staffview.OpsText.CreditAssigned || p.TestID("credits-empty").Length() != 1 ||
 			p.TestID("stored-credit").AttrOr("data-state", "") != "assigned" || p.TestID("stored-credit-resolved").Find("a").Length() != 1 {
 			t.Fatalf("after: %s", p.TestID("staff-main").Text())
 		}

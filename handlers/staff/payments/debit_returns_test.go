@@ -18,7 +18,7 @@ import (
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffImportTakesBackReturnedDebit: a treasurer of a club collecting
@@ -75,7 +75,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			t.Fatalf("preview: %d %s", prev.Status, prev.Body)
 		}
 		matched := prev.TestID("matched-table").Find(`[data-testid="credit-row"]`)
-		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != views.StaffOpsText.LineWillReturn ||
+		if matched.Length() != 1 || matched.Find(`[data-testid="credit-result"]`).Text() != staffview.OpsText.LineWillReturn ||
 			matched.Find(`[data-testid="credit-reference"]`).Text() != "E2E-STAFF-1" {
 			t.Fatalf("proposed returns: %s", prev.TestID("matched-table").Text())
 		}
@@ -88,7 +88,7 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 
 		confirm := map[string]string{"statement": prev.Doc.Find(`input[name="statement"]`).AttrOr("value", ""), "capture": "1"}
 		done := env.PostFile(tr, "/staff/payments/statement", confirm, "", nil)
-		if done.Status != http.StatusOK || !strings.HasPrefix(done.TestID("matched-table").Find(`[data-testid="credit-result"]`).Text(), views.StaffOpsText.LineReturned) {
+		if done.Status != http.StatusOK || !strings.HasPrefix(done.TestID("matched-table").Find(`[data-testid="credit-result"]`).Text(), staffview.OpsText.LineReturned) {
 			t.Fatalf("confirm: %d %s", done.Status, done.TestID("staff-main").Text())
 		}
 		if got := env.OrderStatus(order.ID); got != engine.OrderUnpaid {
@@ -111,15 +111,15 @@ func TestStaffImportTakesBackReturnedDebit(t *testing.T) {
 			}
 		}
 		p := env.Get(tr, "/staff/payments")
-		if p.TestID("attention-reason").First().Text() != views.StaffOpsText.AttentionReturned ||
+		if p.TestID("attention-reason").First().Text() != staffview.OpsText.AttentionReturned ||
 			!strings.Contains(p.TestID("attention-table").Text(), banking.ReturnReasonText("MD06", "en")) {
 			t.Fatalf("returned debit not listed with its reason: %s", p.TestID("staff-main").Text())
 		}
 		// The registration's history says it in words, with the message sent.
 		reg := env.Get(tr, fmt.Sprintf("/staff/registrations/%d", order.ProcessInstanceID))
 		body := reg.Doc.Text()
-		if want := fmt.Sprintf(views.StaffRegistrationText.EvReturned, ""); reg.Status != http.StatusOK || !strings.Contains(body, want) ||
-			!strings.Contains(body, views.StaffRegistrationText.MsgDebitReturned) || !strings.Contains(body, banking.ReturnReasonText("MD06", "en")) {
+		if want := fmt.Sprintf(staffview.RegistrationText.EvReturned, ""); reg.Status != http.StatusOK || !strings.Contains(body, want) ||
+			!strings.Contains(body, staffview.RegistrationText.MsgDebitReturned) || !strings.Contains(body, banking.ReturnReasonText("MD06", "en")) {
 			t.Fatalf("registration history: %d %s", reg.Status, reg.TestID("staff-main").Text())
 		}
 	})

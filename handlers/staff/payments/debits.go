@@ -22,7 +22,7 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The treasurer's direct-debit collection runs (issue 29): the list and
@@ -59,7 +59,7 @@ func init() {
 
 // debitRunURL is the page of one run below StaffPrefix, with the organisation's base.
 func debitRunURL(c echo.Context, id int64) string {
-	return server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath+"/"+strconv.FormatInt(id, 10))
+	return staffpage.RequestOf(c).StaffPath(server.StaffDebitsPath + "/" + strconv.FormatInt(id, 10))
 }
 
 // StaffDebitRuns answers GET /staff/debits (viewer and up): the runs,
@@ -74,7 +74,7 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffDebitRunsModel{StaffChrome: s.StaffChrome(c, t.Title),
+	m := staffview.DebitRunsModel{Chrome: s.StaffChrome(c, t.Title),
 		Until: directdebit.DefaultCollectionUntil(clock.Now()).Format(time.DateOnly)}
 	if u.Role.AtLeast(staff.RoleTreasurer) {
 		ps, err := settings.Of(s.engine).PaymentSettings(ctx, u.OrganisationID)
@@ -84,7 +84,7 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 		if ps.DebitCreditorID == "" {
 			m.NoCreditor = true
 		} else {
-			m.PrepareURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)
+			m.PrepareURL = staffpage.RequestOf(c).StaffPath(server.StaffDebitsPath)
 		}
 	}
 	// Only a date is taken from the address; the sentence is ours.
@@ -93,7 +93,7 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 	}
 	if d, err := time.Parse(time.DateOnly, c.QueryParam("leftout")); err == nil {
 		m.Notice, m.Until = fmt.Sprintf(t.NoneCollectable, staffpage.StaffDate(c, d)), d.Format(time.DateOnly)
-		m.AttentionURL = server.OrganisationPath(c, server.StaffPrefix+"/payments")
+		m.AttentionURL = staffpage.RequestOf(c).StaffPath("/payments")
 	}
 	for _, r := range runs {
 		m.Runs = append(m.Runs, debitRunRow(c, r))
@@ -101,13 +101,13 @@ func (s *Server) StaffDebitRuns(c echo.Context) error {
 			m.Notice += " " + t.NothingDueInRun
 		}
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffDebitRunsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.DebitRuns(m))
 }
 
 // debitRunRow prints a run as the list and its page show it.
-func debitRunRow(c echo.Context, r payment.DebitRun) views.StaffDebitRunRow {
+func debitRunRow(c echo.Context, r payment.DebitRun) staffview.DebitRunRow {
 	t := staffpage.StaffDebitTextIn(c)
-	row := views.StaffDebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
+	row := staffview.DebitRunRow{ID: strconv.FormatInt(r.ID, 10), URL: debitRunURL(c, r.ID), MessageID: r.MessageID,
 		Created: staffpage.StaffDateTime(c, r.CreatedAt), CreatedBy: r.CreatedBy, Until: staffpage.StaffDate(c, r.UntilOn), Count: strconv.Itoa(r.DebitCount),
 		Total: staffpage.StaffMoney(c, r.TotalMinor, r.Currency), Version: r.FileVersion, StatusKey: string(r.Status)}
 	switch r.Status {
@@ -149,10 +149,10 @@ func (s *Server) StaffPrepareDebitRun(c echo.Context) error {
 	}
 	run, err := directdebit.Of(s.engine).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: u.OrganisationID, Until: until, Actor: u.Actor()})
 	if errors.Is(err, directdebit.ErrNothingDue) {
-		return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
+		return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath(server.StaffDebitsPath)+"?"+url.Values{"nothing": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if errors.Is(err, directdebit.ErrNoneCollectable) {
-		return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)+"?"+url.Values{"leftout": {until.Format(time.DateOnly)}}.Encode())
+		return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath(server.StaffDebitsPath)+"?"+url.Values{"leftout": {until.Format(time.DateOnly)}}.Encode())
 	}
 	if err != nil {
 		return s.StaffEngineError(c, err)
@@ -171,9 +171,9 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 	}
 	r := d.Run
 	row := debitRunRow(c, r)
-	m := views.StaffDebitRunModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
+	m := staffview.DebitRunModel{Chrome: s.StaffChrome(c, fmt.Sprintf(t.RunTitle, r.MessageID)), Run: row,
 		Intro:   fmt.Sprintf(t.RunIntro, row.Created, r.CreatedBy, row.Until, r.DebitCount, row.Total, r.FileVersion),
-		BackURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)}
+		BackURL: staffpage.RequestOf(c).StaffPath(server.StaffDebitsPath)}
 	if u.Role.AtLeast(staff.RoleTreasurer) {
 		base := debitRunURL(c, r.ID)
 		if r.Status != payment.DebitRunCancelled {
@@ -187,17 +187,17 @@ func (s *Server) StaffDebitRun(c echo.Context) error {
 		m.Debits = append(m.Debits, debitLine(c, l))
 	}
 	for _, l := range d.LeftOut {
-		m.LeftOut = append(m.LeftOut, views.StaffDebitLeftOut{RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
+		m.LeftOut = append(m.LeftOut, staffview.DebitLeftOut{RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
 			RegistrationURL: registrations.RegistrationURL(c, l.RegistrationID), OrderReference: l.OrderReference, MandateReference: l.MandateReference,
 			Holder: l.Holder, IBAN: l.MaskedIBAN, Amount: staffpage.StaffMoney(c, l.AmountMinor, l.Currency), Reason: l.Problem})
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffDebitRunPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.DebitRun(m))
 }
 
 // debitLine prints one debit of a run.
-func debitLine(c echo.Context, l directdebit.DebitLine) views.StaffDebitLine {
+func debitLine(c echo.Context, l directdebit.DebitLine) staffview.DebitLine {
 	t := staffpage.StaffDebitTextIn(c)
-	out := views.StaffDebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
+	out := staffview.DebitLine{EndToEndID: l.EndToEndID, RegistrationID: strconv.FormatInt(l.RegistrationID, 10),
 		RegistrationURL: registrations.RegistrationURL(c, l.RegistrationID), MandateReference: l.MandateReference, Holder: l.Holder, IBAN: l.MaskedIBAN,
 		Amount: staffpage.StaffMoney(c, l.AmountMinor, l.Currency), Due: staffpage.StaffDate(c, l.DueOn), StatusKey: string(l.Status), Amended: l.Amended,
 		MandateEnded: l.MandateEnded && l.Status == payment.DebitInRun}

@@ -21,7 +21,7 @@ import (
 	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // debitRegistration completes the demo registration, chooses direct
@@ -199,7 +199,7 @@ func TestStaffDebitRuns(t *testing.T) {
 			t.Fatalf("a cancelled run marked sent: %d\n%s", p.Status, p.Body)
 		}
 		// Its file is not handed out any more.
-		if p := env.Get(treasurer, runPath+"/file"); p.Status != http.StatusConflict || !strings.Contains(p.TestID("staff-main").Text(), views.StaffDebitText.IsCancelled) {
+		if p := env.Get(treasurer, runPath+"/file"); p.Status != http.StatusConflict || !strings.Contains(p.TestID("staff-main").Text(), staffview.DebitText.IsCancelled) {
 			t.Fatalf("a cancelled run's file: %d\n%s", p.Status, p.Body)
 		}
 		// In German, the refusal is German too.

@@ -11,7 +11,7 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // flashMandateRevoked is the registration page's flash after staff
@@ -20,7 +20,7 @@ const flashMandateRevoked = "mandate-revoked"
 
 func init() {
 	staffpage.StaffFlashes[flashMandateRevoked] = func(c echo.Context) string {
-		return views.StaffMandateTextIn(c.Request().Context()).Revoked
+		return staffview.MandateTextIn(c.Request().Context()).Revoked
 	}
 }
 
@@ -30,11 +30,11 @@ func init() {
 // (audited as mandate.revoke); back to the registration it was shown on.
 func (s *Server) StaffRevokeMandate(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
-	back := server.OrganisationPath(c, server.StaffPrefix+registrations.RegistrationsPath)
+	back := staffpage.RequestOf(c).StaffPath(registrations.RegistrationsPath)
 	if reg, err := strconv.ParseInt(c.FormValue("registration"), 10, 64); err == nil && reg > 0 {
 		back = registrations.RegistrationURL(c, reg)
 	}
-	t := views.StaffMandateTextIn(c.Request().Context())
+	t := staffview.MandateTextIn(c.Request().Context())
 	id, ok := server.PathID(c, "id")
 	if !ok {
 		return s.StaffErrorPage(c, http.StatusNotFound, staffpage.StaffTextIn(c).NotFound)

@@ -23,7 +23,7 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // maxBulkSelection bounds the registrations one bulk action names.
@@ -68,7 +68,7 @@ func OpenPaymentsURL(c echo.Context, path string, q staff.OpenPaymentQuery) stri
 	if q.Sort != "" {
 		v.Set("sort", string(q.Sort))
 	}
-	u := server.OrganisationPath(c, server.StaffPrefix+path)
+	u := staffpage.RequestOf(c).StaffPath(path)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -106,25 +106,25 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffOpenPaymentsModel{StaffChrome: s.StaffChrome(c, t.Title), Action: server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath),
+	m := staffview.OpenPaymentsModel{Chrome: s.StaffChrome(c, t.Title), Action: staffpage.RequestOf(c).StaffPath(server.OpenPaymentsPath),
 		CountText: fmt.Sprintf(t.Count, len(rows)), CSVURL: OpenPaymentsURL(c, server.OpenPaymentsPath+".csv", q),
-		ResendURL: server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath+"/resend-payment-link")}
+		ResendURL: staffpage.RequestOf(c).StaffPath(server.OpenPaymentsPath + "/resend-payment-link")}
 	if q.MinDays > 0 {
 		m.MinDays = strconv.Itoa(q.MinDays)
 	}
 	if q.MinReminders > 0 {
 		m.MinReminders = strconv.Itoa(q.MinReminders)
 	}
-	m.Periods = []views.StaffOption{{Value: "", Label: t.All}}
+	m.Periods = []staffview.Option{{Value: "", Label: t.All}}
 	for _, p := range periods {
-		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
+		m.Periods = append(m.Periods, staffview.Option{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
 	}
 	for _, so := range staff.OpenPaymentSorts {
-		m.Sorts = append(m.Sorts, views.StaffOption{Value: string(so), Label: openPaymentSortLabel(c, so),
+		m.Sorts = append(m.Sorts, staffview.Option{Value: string(so), Label: openPaymentSortLabel(c, so),
 			Selected: so == q.Sort || (q.Sort == "" && so == staff.SortOldest)})
 	}
 	for _, r := range rows {
-		row := views.StaffOpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrations.RegistrationURL(c, r.RegistrationID),
+		row := staffview.OpenPaymentRow{ID: strconv.FormatInt(r.RegistrationID, 10), URL: registrations.RegistrationURL(c, r.RegistrationID),
 			Household: strings.Join(r.Household, ", "), UserKey: r.UserKey, RF: r.RF(),
 			Owed: staffpage.StaffMoney(c, r.OwedMinor, r.Currency), Total: staffpage.StaffMoney(c, r.TotalMinor, r.Currency), PartPaid: r.ReceivedMinor > 0,
 			Days: strconv.Itoa(r.Days), Reminders: strconv.Itoa(r.Reminders), LastMessage: t.None}
@@ -150,7 +150,7 @@ func (s *Server) StaffOpenPayments(c echo.Context) error {
 	if errSent == nil && errSkipped == nil && sent >= 0 && skipped >= 0 {
 		m.Flash = fmt.Sprintf(t.Sent, sent, skipped)
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffOpenPaymentsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.OpenPayments(m))
 }
 
 // StaffOpenPaymentsCSV answers GET /staff/open-payments.csv (treasurer
@@ -219,7 +219,7 @@ func (s *Server) StaffResendPaymentLinks(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	back := server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
+	back := staffpage.RequestOf(c).StaffPath(server.OpenPaymentsPath) + "?" + url.Values{"sent": {strconv.Itoa(sent)}, "skipped": {strconv.Itoa(skipped)}}.Encode()
 	return c.Redirect(http.StatusSeeOther, back)
 }
 

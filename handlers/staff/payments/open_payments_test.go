@@ -19,7 +19,7 @@ import (
 	"portal/engine/payment"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The treasurer's open payments: an unpaid order with what is still owed
@@ -70,7 +70,7 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		if got := p.TestID("open-payment-reminders").Text(); got != "1" {
 			t.Errorf("reminders %q, want 1", got)
 		}
-		if got := p.TestID("open-payment-last-message").Text(); !strings.Contains(got, views.StaffRegistrationText.MsgReminder) {
+		if got := p.TestID("open-payment-last-message").Text(); !strings.Contains(got, staffview.RegistrationText.MsgReminder) {
 			t.Errorf("last message %q", got)
 		}
 		// Filters: unpaid for more than 10 days keeps it, 11 does not;

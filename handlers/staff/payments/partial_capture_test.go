@@ -13,7 +13,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // A treasurer is told what happened to a bank transfer: the RF reference
@@ -50,7 +50,7 @@ func TestStaffPartialCaptureToldTruthfully(t *testing.T) {
 		handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", part), detail+"?done=captured-partial")
 		d = env.Get(tr, detail+"?done=captured-partial")
 		rest := engine.FormatAmount(order.TotalMinor - 100)
-		if d.TestID("staff-flash").Text() != fmt.Sprintf(views.StaffRegistrationText.CapturedPart, engine.FormatMoney(100, order.Currency), engine.FormatMoney(order.TotalMinor-100, order.Currency)) || d.TestID("capture-amount").AttrOr("value", "") != rest ||
+		if d.TestID("staff-flash").Text() != fmt.Sprintf(staffview.RegistrationText.CapturedPart, engine.FormatMoney(100, order.Currency), engine.FormatMoney(order.TotalMinor-100, order.Currency)) || d.TestID("capture-amount").AttrOr("value", "") != rest ||
 			!strings.Contains(d.TestID("capture-owed").Text(), engine.FormatMoney(order.TotalMinor-100, order.Currency)) {
 			t.Fatalf("after a part: flash %q, amount %q, owed %q", d.TestID("staff-flash").Text(), d.TestID("capture-amount").AttrOr("value", ""), d.TestID("capture-owed").Text())
 		}

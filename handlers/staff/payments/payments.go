@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"portal/engine/payment/settings"
-
 	"github.com/labstack/echo/v4"
 
 	"portal/engine"
@@ -19,11 +17,12 @@ import (
 	"portal/engine/banktransfer"
 	"portal/engine/directdebit"
 	"portal/engine/payment"
+	"portal/engine/payment/settings"
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/registrations"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // staffAttentionLimit bounds the attention list.
@@ -32,51 +31,59 @@ const staffAttentionLimit = 200
 // StaffPaymentsPage answers GET /staff/payments: the payment attempts
 // needing attention, and for treasurers the bank statement upload.
 func (s *Server) StaffPaymentsPage(c echo.Context) error {
-	return s.renderStaffPayments(c, http.StatusOK, "")
+	rq := staffpage.RequestOf(c)
+	account := banking.IBAN("")
+	if rq.User.Role.AtLeast(staff.RoleTreasurer) {
+		account = s.bankAccountOf(c.Request().Context(), rq.OrganisationID())
+	}
+	return s.renderStaffPayments(c, rq, http.StatusOK, "", account)
 }
 
-// renderStaffPayments renders the payments page, with a problem of the
-// uploaded file when uploadError is not "".
-func (s *Server) renderStaffPayments(c echo.Context, status int, uploadError string) error {
-	u := staffpage.StaffUserOf(c)
-	list, err := staff.Of(s.engine).PaymentsNeedingAttention(c.Request().Context(), staff.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+// renderStaffPayments renders the payments page of the request rq, with a
+// problem of the uploaded file when uploadError is not "". account is the
+// statement's account (bankAccountOf), which its caller looked up for a
+// treasurer ("" for anyone else, or when there is none).
+func (s *Server) renderStaffPayments(c echo.Context, rq *staffpage.Request, status int, uploadError string, account banking.IBAN) error {
+	ctx, u := c.Request().Context(), rq.User
+	list, err := staff.Of(s.engine).PaymentsNeedingAttention(ctx, staff.AttentionQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffPaymentsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).PaymentsTitle), Error: uploadError,
-		DebitsURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffDebitsPath)}
+	credits, err := bankstatement.Of(s.engine).BankCredits(ctx, bankstatement.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
+	if err != nil {
+		return s.StaffEngineError(c, err)
+	}
+	treasurer := u.Role.AtLeast(staff.RoleTreasurer)
+	m := staffview.PaymentsModel{Chrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).PaymentsTitle), Error: uploadError,
+		DebitsURL: rq.StaffPath(server.StaffDebitsPath)}
 	for _, a := range list {
-		m.Attention = append(m.Attention, s.staffAttentionRow(c, a))
-	}
-	credits, err := bankstatement.Of(s.engine).BankCredits(c.Request().Context(), bankstatement.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
-	if err != nil {
-		return s.StaffEngineError(c, err)
+		m.Attention = append(m.Attention, s.staffAttentionRow(c, rq, a))
 	}
 	for _, cr := range credits {
-		m.Credits = append(m.Credits, s.staffStoredCredit(c, cr, u.Role.AtLeast(staff.RoleTreasurer)))
+		m.Credits = append(m.Credits, s.staffStoredCredit(c, rq, cr, treasurer))
 	}
-	if u.Role.AtLeast(staff.RoleTreasurer) {
-		if s.bankAccountOf(c.Request().Context(), u.OrganisationID) == "" {
+	if treasurer {
+		if account == "" {
 			m.NoBank = true
 		} else {
-			m.UploadURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffStatementPath)
+			m.UploadURL = rq.StaffPath(server.StaffStatementPath)
 		}
 	}
-	return staffpage.StaffRender(c, status, views.StaffPaymentsPage(m))
+	return staffpage.StaffRender(c, status, staffview.Payments(m))
 }
 
 // staffAttentionRow prints one attempt needing attention: whose it is
 // (the household, linked to its registration), why, and what to do.
-func (s *Server) staffAttentionRow(c echo.Context, a staff.AttentionPayment) views.StaffAttentionRow {
+func (s *Server) staffAttentionRow(c echo.Context, rq *staffpage.Request, a staff.AttentionPayment) staffview.AttentionRow {
 	p := a.Payment
 	t := staffpage.StaffOpsTextIn(c)
 	reg := strconv.FormatInt(a.Order.ProcessInstanceID, 10)
-	row := views.StaffAttentionRow{Amount: staffpage.StaffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
+	row := staffview.AttentionRow{Amount: staffpage.StaffMoney(c, p.AmountMinor, p.Currency), UserKey: a.Order.UserKey,
 		Created: staffpage.StaffDateTime(c, p.CreatedAt), Reference: p.Reference,
-		Household: strings.Join(a.Household, ", "), Registration: fmt.Sprintf(views.StaffListTextIn(c.Request().Context()).OpenRegistration, reg),
-		DetailURL: registrations.RegistrationURL(c, a.Order.ProcessInstanceID)}
+		Household: strings.Join(a.Household, ", "), Registration: fmt.Sprintf(staffview.ListTextIn(c.Request().Context()).OpenRegistration, reg),
+		DetailURL: rq.StaffPath(registrations.RegistrationPath(a.Order.ProcessInstanceID))}
 	if row.Household == "" {
-		row.Household = views.StaffListTextIn(c.Request().Context()).NoPersonsYet
+		row.Household = staffview.ListTextIn(c.Request().Context()).NoPersonsYet
 	}
 	if p.Provider == payment.BankTransferProvider && p.ProviderID != nil {
 		row.Reference = banking.Reference(*p.ProviderID).String()
@@ -133,20 +140,21 @@ func (s *Server) bankAccountOf(ctx context.Context, orgID int64) banking.IBAN {
 // post captures them (each credit once, by the bank's id: confirming
 // twice captures nothing more) and shows what became of every credit.
 func (s *Server) StaffImportStatement(c echo.Context) error {
-	u := staffpage.StaffUserOf(c)
+	rq := staffpage.RequestOf(c)
+	u := rq.User
 	account := s.bankAccountOf(c.Request().Context(), u.OrganisationID)
 	if account == "" {
 		return s.StaffErrorPage(c, http.StatusConflict, staffpage.StaffOpsTextIn(c).StatementNoBank)
 	}
 	data, fromCopy, err := staffpage.StaffUpload(c, "statement")
 	if status, problem, ok := staffpage.UploadProblem(err, staffpage.StaffOpsTextIn(c).StatementTooLarge, staffpage.StaffOpsTextIn(c).StatementMissing); ok {
-		return s.renderStaffPayments(c, status, problem)
+		return s.renderStaffPayments(c, rq, status, problem, account)
 	} else if err != nil {
 		return err
 	}
 	st, err := banking.ParseStatement(bytes.NewReader(data))
 	if err != nil {
-		return s.renderStaffPayments(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).StatementInvalid+": "+err.Error()+".")
+		return s.renderStaffPayments(c, rq, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).StatementInvalid+": "+err.Error()+".", account)
 	}
 	capture := fromCopy && c.FormValue("capture") == "1"
 	actor := u.Actor()
@@ -159,8 +167,8 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 	if capture {
 		title = staffpage.StaffOpsTextIn(c).ResultTitle
 	}
-	m := views.StaffStatementModel{StaffChrome: s.StaffChrome(c, title), Preview: !capture,
-		CaptureURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffStatementPath), BackURL: server.OrganisationPath(c, server.StaffPrefix+"/payments")}
+	m := staffview.StatementModel{Chrome: s.StaffChrome(c, title), Preview: !capture,
+		CaptureURL: rq.StaffPath(server.StaffStatementPath), BackURL: rq.StaffPath("/payments")}
 	if !capture {
 		m.Statement = staffpage.StaffUploadCopy(data)
 	}
@@ -189,16 +197,16 @@ func (s *Server) StaffImportStatement(c echo.Context) error {
 			m.Unmatched = append(m.Unmatched, row)
 		}
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffStatementPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.Statement(m))
 }
 
 // staffReturnRow prints one returned direct debit of an import, and
 // whether it was matched to a debit (taken back); an unknown one or one
 // that does not match its debit is a problem, as an unmatched credit is.
-func staffReturnRow(c echo.Context, l directdebit.ReturnLine, captured bool) (views.StaffCreditRow, bool) {
+func staffReturnRow(c echo.Context, l directdebit.ReturnLine, captured bool) (staffview.CreditRow, bool) {
 	r := l.Return
 	t := staffpage.StaffOpsTextIn(c)
-	row := views.StaffCreditRow{Amount: staffpage.StaffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
+	row := staffview.CreditRow{Amount: staffpage.StaffMoney(c, r.AmountMinor, r.Currency), Reference: r.EndToEndID, Kind: "problem"}
 	date := r.BookingDate
 	if date.IsZero() {
 		date = r.ValueDate
@@ -257,13 +265,13 @@ var staffCreditOutcomes = map[banking.Outcome]struct {
 
 // staffCreditRow prints one credit of an import, and whether it was
 // matched to a payment.
-func staffCreditRow(c echo.Context, l bankstatement.StatementLine, captured bool) (views.StaffCreditRow, bool) {
+func staffCreditRow(c echo.Context, l bankstatement.StatementLine, captured bool) (staffview.CreditRow, bool) {
 	cr := l.Credit
 	date := cr.BookingDate
 	if date.IsZero() {
 		date = cr.ValueDate
 	}
-	row := views.StaffCreditRow{Amount: staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
+	row := staffview.CreditRow{Amount: staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName, Kind: "ok"}
 	if !date.IsZero() {
 		row.Date = staffpage.StaffDate(c, date)
 	}
@@ -317,9 +325,9 @@ func staffCreditRow(c echo.Context, l bankstatement.StatementLine, captured bool
 
 // staffStoredCredit prints a credit an import kept; resolvable says the
 // role may resolve it.
-func (s *Server) staffStoredCredit(c echo.Context, cr bankstatement.BankCredit, resolvable bool) views.StaffStoredCredit {
+func (s *Server) staffStoredCredit(c echo.Context, rq *staffpage.Request, cr bankstatement.BankCredit, resolvable bool) staffview.StoredCredit {
 	key := strconv.FormatInt(cr.ID, 10)
-	row := views.StaffStoredCredit{Key: key, Amount: staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
+	row := staffview.StoredCredit{Key: key, Amount: staffpage.StaffMoney(c, cr.AmountMinor, cr.Currency), From: cr.DebtorName,
 		IBAN: cr.DebtorIBAN, Reference: cr.Reference, Remittance: cr.Remittance, Reason: cr.Reason, StateKey: string(cr.State),
 		State: creditStateLabel(c, cr.State), Note: cr.Note}
 	if cr.BookedOn != nil {
@@ -331,11 +339,11 @@ func (s *Server) staffStoredCredit(c echo.Context, cr bankstatement.BankCredit, 
 	if cr.PaymentReference != nil {
 		row.Payment = *cr.PaymentReference
 		if cr.RegistrationID != 0 {
-			row.PaymentURL = registrations.RegistrationURL(c, cr.RegistrationID)
+			row.PaymentURL = rq.StaffPath(registrations.RegistrationPath(cr.RegistrationID))
 		}
 	}
 	if resolvable && cr.State == bankstatement.CreditUnmatched {
-		row.ResolveURL = server.OrganisationPath(c, server.StaffPrefix+server.StaffCreditsPath+"/"+key+"/resolve")
+		row.ResolveURL = rq.StaffPath(server.StaffCreditsPath + "/" + key + "/resolve")
 	}
 	return row
 }
@@ -392,7 +400,7 @@ func (s *Server) StaffResolveCredit(c echo.Context) error {
 	case r.Note == "":
 		return s.StaffErrorPage(c, http.StatusUnprocessableEntity, staffpage.StaffOpsTextIn(c).CreditNoNote)
 	}
-	back := server.OrganisationPath(c, server.StaffPrefix+"/payments")
+	back := staffpage.RequestOf(c).StaffPath("/payments")
 	credits, err := bankstatement.Of(s.engine).BankCredits(c.Request().Context(), bankstatement.CreditQuery{OrganisationID: u.OrganisationID, Limit: staffAttentionLimit})
 	if err != nil {
 		return s.StaffEngineError(c, err)

@@ -16,7 +16,7 @@ import (
 	"portal/engine/report"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 	"portal/views/yearreport"
 )
 
@@ -117,7 +117,7 @@ func yearReportDoc(c echo.Context, club string, r *report.YearReport, now time.T
 
 // paymentMethodLabel names a payment provider in the report's language;
 // one it does not know as stored.
-func paymentMethodLabel(t *views.StaffYearReportTexts, provider string) string {
+func paymentMethodLabel(t *staffview.YearReportTexts, provider string) string {
 	switch provider {
 	case payment.BankTransferProvider:
 		return t.MethodBankTransfer
@@ -131,7 +131,7 @@ func paymentMethodLabel(t *views.StaffYearReportTexts, provider string) string {
 
 // yearReport loads the report of the period the request names, built as
 // a Doc; a response has been written when it returns ok false.
-func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYearReportModel, ok bool, err error) {
+func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m staffview.YearReportModel, ok bool, err error) {
 	u := staffpage.StaffUserOf(c)
 	t := staffpage.StaffYearReportTextIn(c)
 	periods, periodID, parsed, err := s.yearReportPeriod(c, u.OrganisationID)
@@ -142,8 +142,8 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 		return doc, m, false, s.StaffErrorPage(c, http.StatusBadRequest, staffpage.StaffTextIn(c).BadFilter)
 	}
 	if len(periods) == 0 {
-		mm := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, t.Title), Message: staffpage.StaffTextIn(c).OvNoPeriod, Kind: "info"}
-		return doc, m, false, staffpage.StaffRender(c, http.StatusOK, views.StaffMessagePage(mm))
+		mm := staffview.MessageModel{Chrome: s.StaffChrome(c, t.Title), Message: staffpage.StaffTextIn(c).OvNoPeriod, Kind: "info"}
+		return doc, m, false, staffpage.StaffRender(c, http.StatusOK, staffview.Message(mm))
 	}
 	ctx := c.Request().Context()
 	r, err := report.Of(s.engine).YearReport(ctx, u.OrganisationID, periodID)
@@ -156,10 +156,10 @@ func (s *Server) yearReport(c echo.Context) (doc yearreport.Doc, m views.StaffYe
 	}
 	doc = yearReportDoc(c, org.Name, r, clock.Now().UTC())
 	query := "?period=" + strconv.FormatInt(periodID, 10)
-	m = views.StaffYearReportModel{Action: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath), Report: doc,
-		CSVURL: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath+".csv") + query, PDFURL: server.OrganisationPath(c, server.StaffPrefix+server.YearReportPath+".pdf") + query}
+	m = staffview.YearReportModel{Action: staffpage.RequestOf(c).StaffPath(server.YearReportPath), Report: doc,
+		CSVURL: staffpage.RequestOf(c).StaffPath(server.YearReportPath+".csv") + query, PDFURL: staffpage.RequestOf(c).StaffPath(server.YearReportPath+".pdf") + query}
 	for _, p := range periods {
-		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(server.LangOf(c).Code, p.Name), Selected: p.ID == periodID})
+		m.Periods = append(m.Periods, staffview.Option{Value: strconv.FormatInt(p.ID, 10), Label: p.NameTexts.In(server.LangOf(c).Code, p.Name), Selected: p.ID == periodID})
 	}
 	return doc, m, true, nil
 }
@@ -171,8 +171,8 @@ func (s *Server) StaffYearReport(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	m.StaffChrome = s.StaffChrome(c, staffpage.StaffYearReportTextIn(c).Title)
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffYearReportPage(m))
+	m.Chrome = s.StaffChrome(c, staffpage.StaffYearReportTextIn(c).Title)
+	return staffpage.StaffRender(c, http.StatusOK, staffview.YearReport(m))
 }
 
 // StaffYearReportCSV answers GET /staff/year-report.csv?period=ID

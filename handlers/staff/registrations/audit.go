@@ -20,7 +20,7 @@ import (
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // auditPath is the audit log below StaffPrefix.
@@ -29,8 +29,8 @@ const auditPath = "/audit"
 // auditPageSize is how many entries a page of the audit log shows.
 const auditPageSize = 50
 
-func staffAuditTextIn(c echo.Context) *views.StaffAuditTexts {
-	return views.StaffAuditTextIn(c.Request().Context())
+func staffAuditTextIn(c echo.Context) *staffview.AuditTexts {
+	return staffview.AuditTextIn(c.Request().Context())
 }
 
 // auditQuery reads the log's filters from the query string; ok is false
@@ -86,7 +86,7 @@ func auditURL(c echo.Context, q engine.AuditQuery, before int64) string {
 	if before > 0 {
 		v.Set("before", strconv.FormatInt(before, 10))
 	}
-	u := server.OrganisationPath(c, server.StaffPrefix+auditPath)
+	u := staffpage.RequestOf(c).StaffPath(auditPath)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -117,7 +117,7 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := staffAuditTextIn(c)
-	m := views.StaffAuditModel{StaffChrome: s.StaffChrome(c, staffpage.StaffTextIn(c).AuditTitle), Action: server.OrganisationPath(c, server.StaffPrefix+auditPath),
+	m := staffview.AuditModel{Chrome: s.StaffChrome(c, staffpage.StaffTextIn(c).AuditTitle), Action: staffpage.RequestOf(c).StaffPath(auditPath),
 		Rows: names.rows(c, rows), RecordID: q.TargetID,
 		Filtered: q.Actor != "" || q.Action != "" || q.TargetType != "" || q.TargetID != "" || !q.From.IsZero() || !q.Until.IsZero()}
 	if !q.From.IsZero() {
@@ -126,10 +126,10 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 	if !q.Until.IsZero() {
 		m.Until = q.Until.AddDate(0, 0, -1).Format(time.DateOnly)
 	}
-	option := func(values []string, selected string, label func(string) string) []views.StaffOption {
-		out := []views.StaffOption{{Value: "", Label: t.Any}}
+	option := func(values []string, selected string, label func(string) string) []staffview.Option {
+		out := []staffview.Option{{Value: "", Label: t.Any}}
 		for _, v := range values {
-			out = append(out, views.StaffOption{Value: v, Label: label(v), Selected: v == selected})
+			out = append(out, staffview.Option{Value: v, Label: label(v), Selected: v == selected})
 		}
 		return out
 	}
@@ -140,7 +140,7 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 			return who
 		}
 	})
-	m.Actions = option(facets.Actions, q.Action, func(v string) string { return views.AuditActionIn(ctx, v) })
+	m.Actions = option(facets.Actions, q.Action, func(v string) string { return staffview.AuditActionIn(ctx, v) })
 	m.Kinds = option(facets.TargetTypes, q.TargetType, func(v string) string { return auditKindLabel(t, v) })
 	if len(rows) == auditPageSize {
 		m.OlderURL = auditURL(c, q, rows[len(rows)-1].ID)
@@ -148,7 +148,7 @@ func (s *Server) StaffAuditPage(c echo.Context) error {
 	if q.BeforeID != 0 {
 		m.NewestURL = auditURL(c, q, 0)
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffAuditPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.Audit(m))
 }
 
 // auditNames are the names the log's entries refer to by id: staff
@@ -189,7 +189,7 @@ func (s *Server) auditNames(c echo.Context, orgID int64) (*auditNames, error) {
 }
 
 // staffAuditRows prints audit records (the log, a registration's detail).
-func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
+func (s *Server) staffAuditRows(c echo.Context, rows []engine.AuditRecord) []staffview.AuditRow {
 	names, err := s.auditNames(c, staffpage.StaffUserOf(c).OrganisationID)
 	if err != nil {
 		s.LogFor(c).Warn("audit names not loaded; entries show ids", "err", err)
@@ -218,13 +218,13 @@ func (n *auditNames) actor(c echo.Context, recorded string, staffID *int64) (who
 }
 
 // rows prints records as sentences with their changes.
-func (n *auditNames) rows(c echo.Context, rows []engine.AuditRecord) []views.StaffAuditRow {
+func (n *auditNames) rows(c echo.Context, rows []engine.AuditRecord) []staffview.AuditRow {
 	ctx := c.Request().Context()
 	l := server.LangOf(c)
-	out := make([]views.StaffAuditRow, 0, len(rows))
+	out := make([]staffview.AuditRow, 0, len(rows))
 	for _, r := range rows {
-		row := views.StaffAuditRow{When: l.Date(r.CreatedAt.UTC()) + ", " + r.CreatedAt.UTC().Format("15:04") + " UTC",
-			WhenISO: r.CreatedAt.UTC().Format(time.RFC3339), Action: views.AuditActionIn(ctx, r.Action), ActionCode: r.Action}
+		row := staffview.AuditRow{When: l.Date(r.CreatedAt.UTC()) + ", " + r.CreatedAt.UTC().Format("15:04") + " UTC",
+			WhenISO: r.CreatedAt.UTC().Format(time.RFC3339), Action: staffview.AuditActionIn(ctx, r.Action), ActionCode: r.Action}
 		row.Who, row.WhoDetail = n.actor(c, r.Actor, r.StaffID)
 		row.Target, row.TargetURL = n.target(c, r)
 		row.Changes = auditChanges(c, r.BeforeJSON, r.AfterJSON)
@@ -234,7 +234,7 @@ func (n *auditNames) rows(c echo.Context, rows []engine.AuditRecord) []views.Sta
 }
 
 // auditKindLabel names a kind of record, without its number.
-func auditKindLabel(t *views.StaffAuditTexts, kind string) string {
+func auditKindLabel(t *staffview.AuditTexts, kind string) string {
 	label, ok := auditKinds(t)[kind]
 	if !ok {
 		return kind
@@ -243,7 +243,7 @@ func auditKindLabel(t *views.StaffAuditTexts, kind string) string {
 }
 
 // auditKinds are the printed kinds of record ("Registration %s").
-func auditKinds(t *views.StaffAuditTexts) map[string]string {
+func auditKinds(t *staffview.AuditTexts) map[string]string {
 	return map[string]string{"registration": t.KindRegistration, "staff": t.KindStaff, "organisation": t.KindOrganisation,
 		"period": t.KindPeriod, "membership_type": t.KindMembershipType, "definition": t.KindDefinition, "invitation": t.KindInvitation,
 		"job": t.KindJob, "bank_credit": t.KindBankCredit, "webhook_endpoint": t.KindWebhook, "webhook_delivery": t.KindWebhookDelivery, "api_key": t.KindAPIKey,
@@ -327,7 +327,7 @@ func (n *auditNames) target(c echo.Context, r engine.AuditRecord) (string, strin
 		text = fmt.Sprintf(format, name)
 	}
 	if link != "" {
-		link = server.OrganisationPath(c, link)
+		link = staffpage.RequestOf(c).Path(link)
 	}
 	return strings.TrimSpace(text), link
 }
@@ -342,7 +342,7 @@ var auditIdentifiers = map[string]bool{"payment": true, "reference": true, "orde
 // after that differs as before → after, one in after only as its value,
 // one in before only as what it was; unchanged ones are left out unless
 // they name the record.
-func auditChanges(c echo.Context, beforeJSON, afterJSON string) []views.StaffAuditChange {
+func auditChanges(c echo.Context, beforeJSON, afterJSON string) []staffview.AuditChange {
 	before, after := flattenAudit(beforeJSON), flattenAudit(afterJSON)
 	var keys []string
 	for k := range before {
@@ -355,14 +355,14 @@ func auditChanges(c echo.Context, beforeJSON, afterJSON string) []views.StaffAud
 	}
 	sort.Strings(keys)
 	ctx := c.Request().Context()
-	var out []views.StaffAuditChange
+	var out []staffview.AuditChange
 	for _, k := range keys {
 		b, inBefore := before[k]
 		a, inAfter := after[k]
 		if auditLeftOut(k, b, inBefore, a, inAfter) {
 			continue
 		}
-		ch := views.StaffAuditChange{Field: views.AuditFieldIn(ctx, k)}
+		ch := staffview.AuditChange{Field: staffview.AuditFieldIn(ctx, k)}
 		switch {
 		case inBefore && inAfter && fmt.Sprint(b) == fmt.Sprint(a):
 			if !auditIdentifiers[k[strings.LastIndex(k, ".")+1:]] {
@@ -498,7 +498,7 @@ func auditIsStatus(v string) bool {
 
 // auditEventLabel names what a payment event recorded: how the money
 // arrived, or went back.
-func auditEventLabel(t *views.StaffAuditTexts, v string) string {
+func auditEventLabel(t *staffview.AuditTexts, v string) string {
 	switch v {
 	case payment.BankCaptureEvent:
 		return t.EventBankTransfer
@@ -514,7 +514,7 @@ func auditEventLabel(t *views.StaffAuditTexts, v string) string {
 
 // auditOutcomeLabel names a payment event's outcome: the payment
 // complete, a part of it, a second payment owed back, ...
-func auditOutcomeLabel(t *views.StaffAuditTexts, v string) string {
+func auditOutcomeLabel(t *staffview.AuditTexts, v string) string {
 	switch v {
 	case string(engine.OutcomeSuccess):
 		return t.OutcomeSuccess

@@ -20,7 +20,7 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/relay/hashlink"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // staffPersonsPageSize is how many persons the invitations page lists.
@@ -40,8 +40,8 @@ func (s *Server) renderStaffInvitations(c echo.Context, status int, uploadError 
 // of the uploaded file, the send form as submitted, or what a send did.
 type invitationsState struct {
 	uploadError string
-	form        *views.StaffInviteForm
-	sent        *views.StaffInviteResult
+	form        *staffview.InviteForm
+	sent        *staffview.InviteResult
 }
 
 func (s *Server) renderInvitations(c echo.Context, status int, st invitationsState) error {
@@ -54,11 +54,11 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffInvitationsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).InvitationsTitle),
-		ImportURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffImportPath), Error: st.uploadError, Sent: st.sent,
-		PersonsURL: server.OrganisationPath(c, server.StaffPrefix+"/invitations"), PersonSearch: search}
+	m := staffview.InvitationsModel{Chrome: s.StaffChrome(c, staffpage.StaffOpsTextIn(c).InvitationsTitle),
+		ImportURL: staffpage.RequestOf(c).StaffPath(server.StaffImportPath), Error: st.uploadError, Sent: st.sent,
+		PersonsURL: staffpage.RequestOf(c).StaffPath("/invitations"), PersonSearch: search}
 	for _, p := range persons {
-		row := views.StaffDirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffpage.StaffDate(c, p.Person.DateOfBirth),
+		row := staffview.DirectoryRow{Name: p.Person.FirstName + " " + p.Person.LastName, Born: staffpage.StaffDate(c, p.Person.DateOfBirth),
 			Email: p.Person.Email, UserKeys: strings.Join(p.UserKeys, ", ")}
 		if p.Person.ExternalID != nil {
 			row.ExternalID = *p.Person.ExternalID
@@ -66,21 +66,21 @@ func (s *Server) renderInvitations(c echo.Context, status int, st invitationsSta
 		m.Persons = append(m.Persons, row)
 	}
 	if more {
-		m.MoreURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations?"+url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
+		m.MoreURL = staffpage.RequestOf(c).StaffPath("/invitations?" + url.Values{"q": {search}, "from": {strconv.Itoa(from + staffPersonsPageSize)}}.Encode())
 	}
 	if err := s.addInvitations(c, &m, st.form); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return staffpage.StaffRender(c, status, views.StaffInvitationsPage(m))
+	return staffpage.StaffRender(c, status, staffview.Invitations(m))
 }
 
 // addInvitations fills in the period choice, the send form (st.form when
 // one was submitted) and the period's invitations with their counts. A
 // period that is not the organisation's is not found.
-func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, form *views.StaffInviteForm) error {
+func (s *Server) addInvitations(c echo.Context, m *staffview.InvitationsModel, form *staffview.InviteForm) error {
 	u := staffpage.StaffUserOf(c)
 	ctx := c.Request().Context()
-	m.PeriodURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations")
+	m.PeriodURL = staffpage.RequestOf(c).StaffPath("/invitations")
 	periods, err := organisation.Of(s.engine).Periods(ctx, u.OrganisationID)
 	if err != nil || len(periods) == 0 {
 		return err
@@ -93,7 +93,7 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	}
 	var period *engine.MembershipPeriod
 	for i, p := range periods {
-		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
+		m.Periods = append(m.Periods, staffview.Option{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == periodID})
 		if p.ID == periodID {
 			period = &periods[i]
 		}
@@ -102,11 +102,11 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 		return engine.Errorf(engine.CodeNotFound, "period not found")
 	}
 	if form == nil {
-		form = &views.StaffInviteForm{Whom: "all", Days: strconv.Itoa(int(engine.DefaultInvitationExpiry / (24 * time.Hour))), Mail: true}
+		form = &staffview.InviteForm{Whom: "all", Days: strconv.Itoa(int(engine.DefaultInvitationExpiry / (24 * time.Hour))), Mail: true}
 	}
 	form.PeriodID = strconv.FormatInt(period.ID, 10)
 	if period.Status == engine.PeriodOpen {
-		form.Action = server.OrganisationPath(c, server.StaffPrefix+server.StaffInvitePath)
+		form.Action = staffpage.RequestOf(c).StaffPath(server.StaffInvitePath)
 	}
 	m.Send = *form
 	list, err := invitation.Of(s.engine).Invitations(ctx, u.OrganisationID, period.ID)
@@ -116,15 +116,15 @@ func (s *Server) addInvitations(c echo.Context, m *views.StaffInvitationsModel, 
 	counts := map[invitation.State]int{}
 	for _, inv := range list {
 		counts[inv.State]++
-		row := views.StaffInvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
+		row := staffview.InvitationRow{UserKey: inv.UserKey, Persons: strings.Join(inv.Persons, ", "), StateKey: string(inv.State),
 			State: invitationStateLabel(c, inv.State), Created: staffpage.StaffDateTime(c, inv.CreatedAt), Expires: staffpage.StaffDateTime(c, inv.ExpiresAt)}
 		if inv.State != invitation.InvitationRevoked && inv.State != invitation.InvitationExpired {
-			row.RevokeURL = server.OrganisationPath(c, server.StaffPrefix+"/invitations/"+strconv.FormatInt(inv.ID, 10)+"/revoke")
+			row.RevokeURL = staffpage.RequestOf(c).StaffPath("/invitations/" + strconv.FormatInt(inv.ID, 10) + "/revoke")
 		}
 		m.Invitations = append(m.Invitations, row)
 	}
 	for _, state := range invitationStates {
-		m.Counts = append(m.Counts, views.StaffCountLink{Key: string(state), Label: invitationStateLabel(c, state), Count: counts[state]})
+		m.Counts = append(m.Counts, staffview.CountLink{Key: string(state), Label: invitationStateLabel(c, state), Count: counts[state]})
 	}
 	return nil
 }
@@ -158,7 +158,7 @@ func invitationStateLabel(c echo.Context, st invitation.State) string {
 // shown per field and change nothing; the result lists who was left out.
 func (s *Server) StaffSendInvitations(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
-	form := &views.StaffInviteForm{Whom: c.FormValue("whom"), ExternalIDs: c.FormValue("externalIds"),
+	form := &staffview.InviteForm{Whom: c.FormValue("whom"), ExternalIDs: c.FormValue("externalIds"),
 		Days: strings.TrimSpace(c.FormValue("days")), Mail: c.FormValue("mail") == "1", Errors: map[string]string{}}
 	periodID, err := strconv.ParseInt(c.FormValue("period"), 10, 64)
 	if err != nil {
@@ -184,9 +184,9 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 	if len(form.Errors) == 0 {
 		rep, err := invitation.Of(s.engine).CreateInvitations(c.Request().Context(), u.Actor(), u.OrganisationID, req)
 		if err == nil {
-			sent := &views.StaffInviteResult{Invited: len(rep.Created)}
+			sent := &staffview.InviteResult{Invited: len(rep.Created)}
 			for _, k := range rep.Skipped {
-				sent.Skipped = append(sent.Skipped, views.StaffInviteSkip{Who: cmp.Or(k.ExternalID, k.UserKey), Reason: k.Reason})
+				sent.Skipped = append(sent.Skipped, staffview.InviteSkip{Who: cmp.Or(k.ExternalID, k.UserKey), Reason: k.Reason})
 			}
 			return s.renderInvitations(c, http.StatusOK, invitationsState{sent: sent})
 		}
@@ -209,7 +209,7 @@ func (s *Server) StaffSendInvitations(c echo.Context) error {
 // asking: the link is refused from then on.
 func (s *Server) StaffRevokeInvitation(c echo.Context) error {
 	u := staffpage.StaffUserOf(c)
-	back := server.OrganisationPath(c, server.StaffPrefix+"/invitations")
+	back := staffpage.RequestOf(c).StaffPath("/invitations")
 	id, proceed, err := s.StaffConfirmedID(c, staffpage.StaffOpsTextIn(c).InvRevokeQuestion, staffpage.StaffOpsTextIn(c).InvRevokeDetail, back)
 	if !proceed {
 		return err
@@ -267,9 +267,9 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 	if apply {
 		title = staffpage.StaffOpsTextIn(c).ImportDoneTitle
 	}
-	m := views.StaffImportModel{StaffChrome: s.StaffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
-		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: server.OrganisationPath(c, server.StaffPrefix+server.StaffImportPath),
-		BackURL: server.OrganisationPath(c, server.StaffPrefix+"/invitations")}
+	m := staffview.ImportModel{Chrome: s.StaffChrome(c, title), Preview: !apply, Created: rep.Created, Updated: rep.Updated,
+		Unchanged: rep.Unchanged, Errors: rep.Errors, ApplyURL: staffpage.RequestOf(c).StaffPath(server.StaffImportPath),
+		BackURL: staffpage.RequestOf(c).StaffPath("/invitations")}
 	if !apply && rep.Errors == 0 {
 		m.File = staffpage.StaffUploadCopy(data)
 	}
@@ -279,12 +279,12 @@ func (s *Server) StaffImportPersons(c echo.Context) error {
 		if r.Outcome == organisation.RowUnchanged {
 			continue // the changes are what a preview is for
 		}
-		row := views.StaffImportRow{Line: strconv.Itoa(r.Line), ExternalID: r.ExternalID, Outcome: outcomes[r.Outcome]}
+		row := staffview.ImportRow{Line: strconv.Itoa(r.Line), ExternalID: r.ExternalID, Outcome: outcomes[r.Outcome]}
 		for _, f := range r.Errors {
 			row.Problems += f.Field + ": " + f.Message + ". "
 		}
 		row.Problems = strings.TrimSpace(row.Problems)
 		m.Rows = append(m.Rows, row)
 	}
-	return staffpage.StaffRender(c, status, views.StaffImportPage(m))
+	return staffpage.StaffRender(c, status, staffview.Import(m))
 }

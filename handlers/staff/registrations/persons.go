@@ -15,6 +15,7 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
+	"portal/views/staffview"
 )
 
 // The staff pages of personal data (issue 30): a person's data with its
@@ -22,7 +23,7 @@ import (
 
 // staffPersonURL is the staff page of a person's data.
 func staffPersonURL(c echo.Context, id int64) string {
-	return server.OrganisationPath(c, fmt.Sprintf("%s%s/%d", server.StaffPrefix, server.StaffPersonsPath, id))
+	return staffpage.RequestOf(c).Path(fmt.Sprintf("%s%s/%d", server.StaffPrefix, server.StaffPersonsPath, id))
 }
 
 // StaffPersonData answers GET /staff/persons/:id: the person's export read
@@ -42,7 +43,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffPersonDataModel{StaffChrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: server.PersonalDataTables(server.LangOf(c), t, x),
+	m := staffview.PersonDataModel{Chrome: s.StaffChrome(c, t.StaffTitle), T: t, Tables: server.PersonalDataTables(server.LangOf(c), t, x),
 		DownloadURL: staffPersonURL(c, id) + "/export.json"}
 	if len(x.Persons) == 1 {
 		m.Name = x.Persons[0].FirstName + " " + x.Persons[0].LastName
@@ -53,7 +54,7 @@ func (s *Server) StaffPersonData(c echo.Context) error {
 	if c.QueryParam("done") == "erased" {
 		m.Flash = t.DoneErased
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffPersonData(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.PersonData(m))
 }
 
 // StaffPersonExport answers GET /staff/persons/:id/export.json.
@@ -100,12 +101,12 @@ func (s *Server) StaffDataRequests(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	t := views.PersonalDataTextIn(ctx)
-	m := views.StaffDataRequestsModel{StaffChrome: s.StaffChrome(c, t.RequestsTitle), T: t}
+	m := staffview.DataRequestsModel{Chrome: s.StaffChrome(c, t.RequestsTitle), T: t}
 	if c.QueryParam("done") == "request" {
 		m.Flash = t.DoneRequest
 	}
 	for _, r := range list {
-		row := views.StaffDataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: staffpage.StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
+		row := staffview.DataRequestRow{ID: strconv.FormatInt(r.ID, 10), Created: staffpage.StaffDateTime(c, r.CreatedAt), Household: r.UserKey,
 			Kind: server.DataRequestKind(t, r.Kind), Message: r.Message, Status: server.DataRequestStatus(t, r.Status), Person: t.WholeHousehold, Note: r.Note}
 		if r.PersonID != nil {
 			row.Person, row.PersonURL = t.OpenPerson+" #"+strconv.FormatInt(*r.PersonID, 10), staffPersonURL(c, *r.PersonID)
@@ -113,11 +114,11 @@ func (s *Server) StaffDataRequests(c echo.Context) error {
 		if r.DoneAt != nil {
 			row.Done = t.Done + " " + staffpage.StaffDateTime(c, *r.DoneAt) + " · " + r.DoneBy
 		} else {
-			row.DoneURL = server.OrganisationPath(c, fmt.Sprintf("%s%s/%d/done", server.StaffPrefix, server.StaffDataRequestsPath, r.ID))
+			row.DoneURL = staffpage.RequestOf(c).Path(fmt.Sprintf("%s%s/%d/done", server.StaffPrefix, server.StaffDataRequestsPath, r.ID))
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffDataRequests(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.DataRequests(m))
 }
 
 // StaffCompleteDataRequest answers POST /staff/data-requests/:id/done
@@ -131,12 +132,12 @@ func (s *Server) StaffCompleteDataRequest(c echo.Context) error {
 	if err := privacy.Of(s.engine).CompleteDataRequest(c.Request().Context(), u.Actor(), u.OrganisationID, id, c.FormValue("note")); err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, server.OrganisationPath(c, server.StaffPrefix+server.StaffDataRequestsPath)+"?done=request")
+	return c.Redirect(http.StatusSeeOther, staffpage.RequestOf(c).StaffPath(server.StaffDataRequestsPath)+"?done=request")
 }
 
 // registrationPrivacy records that the staff member opened registration
 // d and puts its consents on the page's model.
-func (s *Server) registrationPrivacy(c echo.Context, d *staff.RegistrationDetail, m *views.StaffDetailModel) error {
+func (s *Server) registrationPrivacy(c echo.Context, d *staff.RegistrationDetail, m *staffview.DetailModel) error {
 	ctx := c.Request().Context()
 	u := staffpage.StaffUserOf(c)
 	if err := privacy.Of(s.engine).RecordAccess(ctx, u.Actor(), privacy.Access{OrganisationID: u.OrganisationID, Kind: privacy.AccessRegistration,
@@ -156,7 +157,7 @@ func (s *Server) registrationPrivacy(c echo.Context, d *staff.RegistrationDetail
 		if !ok {
 			name = "#" + strconv.FormatInt(cv.PersonID, 10)
 		}
-		m.Consents = append(m.Consents, views.StaffConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
+		m.Consents = append(m.Consents, staffview.ConsentRow{Person: name, Kind: consentKindLabel(c, cv.Kind), Text: cv.Text,
 			Language: cv.Language, Given: staffpage.StaffDateTime(c, cv.GivenAt), Version: cv.TextVersion[:min(12, len(cv.TextVersion))]})
 	}
 	return nil
@@ -184,7 +185,7 @@ func (s *Server) recordListExport(c echo.Context, name string) error {
 
 // consentKindLabel names a consent kind in the page's language.
 func consentKindLabel(c echo.Context, k engine.ConsentKind) string {
-	t := views.StaffPrivacyTextIn(c.Request().Context())
+	t := staffview.PrivacyTextIn(c.Request().Context())
 	switch k {
 	case engine.ConsentClubRules:
 		return t.KindClubRules

@@ -25,14 +25,15 @@ import (
 	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
 	"portal/views"
+	"portal/views/staffview"
 )
 
 // One registration read as a record: who it registered, what they
 // answered as they saw it, what happened to the payment, in the page's
 // language; and what staff may do to it.
 
-func staffRegistrationTextIn(c echo.Context) *views.StaffRegistrationTexts {
-	return views.StaffRegistrationTextIn(c.Request().Context())
+func staffRegistrationTextIn(c echo.Context) *staffview.RegistrationTexts {
+	return staffview.RegistrationTextIn(c.Request().Context())
 }
 
 // staffWhen is a moment as the staff pages write it: the date in the
@@ -59,7 +60,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		return s.StaffEngineError(c, err)
 	}
 	st := staff.RegistrationStateOf(d.Instance.Status)
-	m := views.StaffDetailModel{StaffChrome: s.StaffChrome(c, fmt.Sprintf(staffpage.StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
+	m := staffview.DetailModel{Chrome: s.StaffChrome(c, fmt.Sprintf(staffpage.StaffTextIn(c).DetTitle, id)), ID: strconv.FormatInt(id, 10),
 		UserKey: d.Instance.UserKey, State: StateLabel(c, st), StateKey: string(st), Period: d.Period.Name,
 		Started: staffWhen(c, d.Instance.StartTime), Updated: staffWhen(c, d.Instance.UpdatedAt),
 		Definition: fmt.Sprintf("%s (v%d)", cmp.Or(d.Definition.Name, d.Definition.Key), d.Definition.Version), Audit: s.staffAuditRows(c, audit),
@@ -78,7 +79,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 		m.Archive = fmt.Sprintf(format, server.LangOf(c).Date(a.ArchivedAt.UTC()), a.Answers, a.Persons())
 	}
 	if o := d.Order; o != nil {
-		om := &views.StaffOrderModel{Reference: o.PayReference, Status: staffpage.StatusLabel(c, string(o.Status)), Total: staffpage.StaffMoney(c, o.TotalMinor, o.Currency),
+		om := &staffview.OrderModel{Reference: o.PayReference, Status: staffpage.StatusLabel(c, string(o.Status)), Total: staffpage.StaffMoney(c, o.TotalMinor, o.Currency),
 			Created: staffWhen(c, o.CreatedAt), TransferReference: transferReference(d)}
 		if o.PaidAt != nil {
 			om.Paid = staffWhen(c, *o.PaidAt)
@@ -115,7 +116,7 @@ func (s *Server) StaffRegistration(c echo.Context) error {
 	if err := s.registrationPrivacy(c, d, &m); err != nil { // consents and the access log: persons.go
 		return s.StaffEngineError(c, err)
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffDetailPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.Detail(m))
 }
 
 // transferReference is the RF reference members write on their transfer
@@ -136,8 +137,8 @@ func transferReference(d *staff.RegistrationDetail) string {
 // householdRows are the persons of this registration (not every person
 // of the user key), each with the memberships it asked for and their
 // state: a person whose membership waits for payment is shown so.
-func householdRows(c echo.Context, d *staff.RegistrationDetail) []views.StaffPersonRow {
-	byPerson := map[int64][]views.StaffPersonMembership{}
+func householdRows(c echo.Context, d *staff.RegistrationDetail) []staffview.PersonRow {
+	byPerson := map[int64][]staffview.PersonMembership{}
 	for _, ms := range d.Memberships {
 		key := "cancelled"
 		switch ms.Status {
@@ -146,16 +147,16 @@ func householdRows(c echo.Context, d *staff.RegistrationDetail) []views.StaffPer
 		case engine.MembershipPending:
 			key = "pending"
 		}
-		byPerson[ms.PersonID] = append(byPerson[ms.PersonID], views.StaffPersonMembership{
+		byPerson[ms.PersonID] = append(byPerson[ms.PersonID], staffview.PersonMembership{
 			Type:   ms.TypeTexts.In(server.LangOf(c).Code, ms.TypeName) + " (" + staffpage.MemberTypeLabel(c, ms.MemberType) + ")",
 			Status: staffpage.StatusLabel(c, string(ms.Status)), StatusKey: key})
 	}
-	var rows []views.StaffPersonRow
+	var rows []staffview.PersonRow
 	for _, p := range d.Household {
 		if !d.Selected[p.ID] && byPerson[p.ID] == nil {
 			continue
 		}
-		row := views.StaffPersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
+		row := staffview.PersonRow{Name: strings.TrimSpace(p.FirstName + " " + p.LastName),
 			Born: fmt.Sprintf(staffRegistrationTextIn(c).Born, server.LangOf(c).Date(p.DateOfBirth)), Email: p.Email, Memberships: byPerson[p.ID]}
 		if staffpage.StaffUserOf(c).Role.AtLeast(staff.RoleRegistrar) {
 			row.DataURL = staffPersonURL(c, p.ID)
@@ -167,18 +168,18 @@ func householdRows(c echo.Context, d *staff.RegistrationDetail) []views.StaffPer
 
 // answerRows are the questions in the page's language with the answers
 // as the member's pages show them: a choice by its label, Yes or No.
-func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]string) []views.StaffStepRow {
+func answerRows(c echo.Context, d *staff.RegistrationDetail, names map[int64]string) []staffview.StepRow {
 	if d.Archive != nil {
 		return nil
 	}
 	t := staffRegistrationTextIn(c)
-	var rows []views.StaffStepRow
+	var rows []staffview.StepRow
 	for _, as := range d.Steps {
 		step, err := definition.StepInLanguage(as.Step, server.LangOf(c).Code)
 		if err != nil {
 			step = as.Step // the stored default language's texts
 		}
-		row := views.StaffStepRow{Question: step.QuestionText}
+		row := staffview.StepRow{Question: step.QuestionText}
 		for _, a := range as.Answers {
 			shown := registration.DisplayAnswer(&step, a.Value)
 			switch step.QuestionType {
@@ -300,21 +301,21 @@ func eventDetail(c echo.Context, e engine.PaymentEvent) string {
 // historyEntry is an entry with the moment it sorts by.
 type historyEntry struct {
 	at time.Time
-	views.StaffHistoryEntry
+	staffview.HistoryEntry
 }
 
 // historyEntries are the payment attempts, what their providers and
 // captures reported, refunds and every message with its recipient,
 // oldest first. refundURL is "" when the role may not refund.
-func historyEntries(c echo.Context, d *staff.RegistrationDetail, refundURL string) []views.StaffHistoryEntry {
+func historyEntries(c echo.Context, d *staff.RegistrationDetail, refundURL string) []staffview.HistoryEntry {
 	t := staffRegistrationTextIn(c)
 	var out []historyEntry
-	add := func(at time.Time, e views.StaffHistoryEntry) {
+	add := func(at time.Time, e staffview.HistoryEntry) {
 		e.At = staffWhen(c, at)
-		out = append(out, historyEntry{at: at, StaffHistoryEntry: e})
+		out = append(out, historyEntry{at: at, HistoryEntry: e})
 	}
 	for _, p := range d.Payments {
-		attempt := views.StaffHistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), staffpage.StaffMoney(c, p.AmountMinor, p.Currency)),
+		attempt := staffview.HistoryEntry{Kind: "attempt", Title: fmt.Sprintf(t.AttemptStarted, providerLabel(c, p.Provider), staffpage.StaffMoney(c, p.AmountMinor, p.Currency)),
 			Detail: fmt.Sprintf(t.Reference, p.Reference), Status: staffpage.StatusLabel(c, string(p.Status)), Problem: p.Problem}
 		if refundURL != "" && p.Status == engine.PaymentSucceeded && p.RefundStatus != engine.RefundDone {
 			attempt.RefundURL, attempt.RefundRef = refundURL, p.Reference
@@ -322,18 +323,18 @@ func historyEntries(c echo.Context, d *staff.RegistrationDetail, refundURL strin
 		add(p.CreatedAt, attempt)
 		for _, e := range p.Events {
 			title, kind := eventTitle(c, p.Payment, e)
-			add(e.CreatedAt, views.StaffHistoryEntry{Kind: kind, Title: title, Detail: eventDetail(c, e)})
+			add(e.CreatedAt, staffview.HistoryEntry{Kind: kind, Title: title, Detail: eventDetail(c, e)})
 		}
 		amount := staffpage.StaffMoney(c, cmp.Or(ptrValue(p.PaidAmountMinor), p.AmountMinor), cmp.Or(ptrValue(p.PaidCurrency), p.Currency))
 		switch p.RefundStatus {
 		case engine.RefundDue:
-			add(p.UpdatedAt, views.StaffHistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDue, amount)})
+			add(p.UpdatedAt, staffview.HistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDue, amount)})
 		case engine.RefundDone:
 			at := p.UpdatedAt
 			if p.RefundedAt != nil {
 				at = *p.RefundedAt
 			}
-			add(at, views.StaffHistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDone, amount), Detail: cmp.Or(p.RefundNote, ptrValue(p.RefundID))})
+			add(at, staffview.HistoryEntry{Kind: "refund", Title: fmt.Sprintf(t.RefundDone, amount), Detail: cmp.Or(p.RefundNote, ptrValue(p.RefundID))})
 		}
 	}
 	// A message whose recipients are chosen when it is sent (the
@@ -345,7 +346,7 @@ func historyEntries(c echo.Context, d *staff.RegistrationDetail, refundURL strin
 		}
 	}
 	for _, msg := range d.Messages {
-		e := views.StaffHistoryEntry{Kind: "message", Title: MessageLabel(c, msg.Kind)}
+		e := staffview.HistoryEntry{Kind: "message", Title: MessageLabel(c, msg.Kind)}
 		switch {
 		case msg.Recipient != "":
 			e.Detail = fmt.Sprintf(t.MsgTo, msg.Recipient)
@@ -369,9 +370,9 @@ func historyEntries(c echo.Context, d *staff.RegistrationDetail, refundURL strin
 		add(msg.CreatedAt, e)
 	}
 	slices.SortStableFunc(out, func(a, b historyEntry) int { return a.at.Compare(b.at) })
-	entries := make([]views.StaffHistoryEntry, len(out))
+	entries := make([]staffview.HistoryEntry, len(out))
 	for i, e := range out {
-		entries[i] = e.StaffHistoryEntry
+		entries[i] = e.HistoryEntry
 	}
 	return entries
 }
@@ -416,8 +417,8 @@ func CaptureWords(c echo.Context, done string, d *staff.RegistrationDetail, due 
 }
 
 // detailActions are the actions a role may take on d now.
-func detailActions(role staff.StaffRole, d *staff.RegistrationDetail, base string) views.StaffDetailActions {
-	var a views.StaffDetailActions
+func detailActions(role staff.StaffRole, d *staff.RegistrationDetail, base string) staffview.DetailActions {
+	var a staffview.DetailActions
 	o := d.Order
 	finished := d.Instance.Status == engine.StateCancelled || d.Instance.Status == engine.StateCompleted || d.Instance.Status == engine.StateFailed
 	if role.AtLeast(staff.RoleRegistrar) {
@@ -534,7 +535,7 @@ func (s *Server) StaffCapture(c echo.Context) error {
 		done = "captured-problem"
 	}
 	if c.FormValue("back") == CaptureBackToOpenPayments {
-		back := server.OrganisationPath(c, server.StaffPrefix+server.OpenPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
+		back := staffpage.RequestOf(c).StaffPath(server.OpenPaymentsPath) + "?" + url.Values{"done": {done}, "registration": {strconv.FormatInt(id, 10)}}.Encode()
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	return staffDone(c, id, done)
@@ -566,20 +567,20 @@ func (s *Server) staffConfirmedAction(c echo.Context, q staffpage.StaffQuestion,
 
 // staffMandate is a registration's mandate on the staff registration
 // page; treasurers and administrators may revoke one that holds.
-func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *directdebit.DebitMandate) *views.StaffMandateModel {
+func staffMandate(c echo.Context, role staff.StaffRole, registration int64, m *directdebit.DebitMandate) *staffview.MandateModel {
 	if m == nil {
 		return nil
 	}
-	out := &views.StaffMandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
+	out := &staffview.MandateModel{Reference: m.Reference, CreditorID: m.CreditorID, Holder: m.Holder, IBAN: m.IBAN, BIC: m.BIC,
 		Language: m.Language, Signed: staffpage.StaffDateTime(c, m.SignedAt), Version: m.TextVersion, Text: m.Text}
 	switch {
 	case m.RevokedAt != nil:
 		out.Ended = staffpage.StaffDateTime(c, *m.RevokedAt)
 		if m.EndReason != "" { // an erasure ends a mandate without naming why
-			out.Ended += " · " + views.StaffMandateTextIn(c.Request().Context()).EndReason(m.EndReason)
+			out.Ended += " · " + staffview.MandateTextIn(c.Request().Context()).EndReason(m.EndReason)
 		}
 	case role.AtLeast(staff.RoleTreasurer):
-		out.RevokeAction = server.OrganisationPath(c, fmt.Sprintf("%s/mandates/%d/revoke", server.StaffPrefix, m.ID))
+		out.RevokeAction = staffpage.RequestOf(c).Path(fmt.Sprintf("%s/mandates/%d/revoke", server.StaffPrefix, m.ID))
 		out.Registration = strconv.FormatInt(registration, 10)
 	}
 	return out

@@ -19,7 +19,7 @@ import (
 	"portal/engine/registration"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffRegistrationReadsLikeARecord: a registration's page names
@@ -51,7 +51,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 		}
 		persons.Each(func(_ int, s *goquery.Selection) {
 			ms := s.Find(`[data-testid="person-membership"]`)
-			if ms.Length() == 0 || ms.AttrOr("data-status", "") != "pending" || !strings.Contains(ms.Text(), views.StaffOpsText.StatusPendingPayment) {
+			if ms.Length() == 0 || ms.AttrOr("data-status", "") != "pending" || !strings.Contains(ms.Text(), staffview.OpsText.StatusPendingPayment) {
 				t.Errorf("person %q: membership %q (%s)", s.Find(`[data-testid="person-name"]`).Text(), ms.Text(), ms.AttrOr("data-status", ""))
 			}
 		})
@@ -90,7 +90,7 @@ func TestStaffRegistrationReadsLikeARecord(t *testing.T) {
 		}
 		found := false
 		p.TestID("history-entry").Each(func(_ int, s *goquery.Selection) {
-			if s.AttrOr("data-kind", "") == "message" && s.Find(`[data-testid="history-title"]`).Text() == views.StaffRegistrationText.MsgTransferRequest {
+			if s.AttrOr("data-kind", "") == "message" && s.Find(`[data-testid="history-title"]`).Text() == staffview.RegistrationText.MsgTransferRequest {
 				found = true
 				if d := s.Find(`[data-testid="history-detail"]`).Text(); !strings.HasPrefix(d, "to ") || !strings.Contains(d, "@") {
 					t.Errorf("transfer request recipient %q", d)
@@ -156,11 +156,11 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		for range 2 { // the same form twice: the state it finds
 			handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", part), detail+"?done=captured-partial")
 			p := env.Get(tr, detail+"?done=captured-partial")
-			want := fmt.Sprintf(views.StaffRegistrationText.CapturedPart, money(1000), money(order.TotalMinor-1000))
+			want := fmt.Sprintf(staffview.RegistrationText.CapturedPart, money(1000), money(order.TotalMinor-1000))
 			if got := p.TestID("staff-flash").Text(); got != want {
 				t.Fatalf("after a part: %q, want %q", got, want)
 			}
-			if !strings.Contains(handlertest.SpacedText(p.TestID("detail-history")), fmt.Sprintf(views.StaffRegistrationText.EvPart, money(1000))) {
+			if !strings.Contains(handlertest.SpacedText(p.TestID("detail-history")), fmt.Sprintf(staffview.RegistrationText.EvPart, money(1000))) {
 				t.Errorf("history lacks the part: %s", handlertest.SpacedText(p.TestID("detail-history")))
 			}
 		}
@@ -182,7 +182,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		back := "/staff/open-payments?done=captured&registration=" + id
 		for range 2 {
 			handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", form), back)
-			want := fmt.Sprintf(views.StaffText.DetTitle, order.ProcessInstanceID) + ": " + fmt.Sprintf(views.StaffRegistrationText.CapturedComplete, money(order.TotalMinor))
+			want := fmt.Sprintf(staffview.Text.DetTitle, order.ProcessInstanceID) + ": " + fmt.Sprintf(staffview.RegistrationText.CapturedComplete, money(order.TotalMinor))
 			if got := env.Get(tr, back).TestID("staff-flash").Text(); got != want {
 				t.Fatalf("after the rest: %q, want %q", got, want)
 			}
@@ -194,7 +194,7 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 			t.Fatalf("%d capture events, want 2", n)
 		}
 		p := env.Get(tr, detail+"?done=captured")
-		if got, want := p.TestID("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedComplete, money(order.TotalMinor)); got != want {
+		if got, want := p.TestID("staff-flash").Text(), fmt.Sprintf(staffview.RegistrationText.CapturedComplete, money(order.TotalMinor)); got != want {
 			t.Errorf("on the registration: %q, want %q", got, want)
 		}
 		for _, s := range []string{"person-membership"} {
@@ -209,10 +209,10 @@ func TestStaffCaptureToldInWords(t *testing.T) {
 		second := url.Values{"amount": {"5.00"}, "booked": {"2026-01-04"}}
 		handlertest.ExpectRedirect(t, env.Post(tr, detail+"/capture", second), detail+"?done=captured-second")
 		p = env.Get(tr, detail+"?done=captured-second")
-		if got, want := p.TestID("staff-flash").Text(), fmt.Sprintf(views.StaffRegistrationText.CapturedSecond, money(500)); got != want {
+		if got, want := p.TestID("staff-flash").Text(), fmt.Sprintf(staffview.RegistrationText.CapturedSecond, money(500)); got != want {
 			t.Errorf("second transfer: %q, want %q", got, want)
 		}
-		if !strings.Contains(handlertest.SpacedText(p.TestID("detail-history")), fmt.Sprintf(views.StaffRegistrationText.RefundDue, money(500))) {
+		if !strings.Contains(handlertest.SpacedText(p.TestID("detail-history")), fmt.Sprintf(staffview.RegistrationText.RefundDue, money(500))) {
 			t.Errorf("history lacks the refund owed: %s", handlertest.SpacedText(p.TestID("detail-history")))
 		}
 

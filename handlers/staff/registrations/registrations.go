@@ -15,9 +15,8 @@ import (
 	"portal/engine/organisation"
 	"portal/engine/report"
 	"portal/engine/staff"
-	"portal/handlers/server"
 	"portal/handlers/staff/staffpage"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // RegistrationsPath is the registrations list below StaffPrefix.
@@ -90,7 +89,7 @@ func ListURL(c echo.Context, path string, q staff.RegistrationQuery, page int) s
 	if page > 1 {
 		v.Set("page", strconv.Itoa(page))
 	}
-	u := server.OrganisationPath(c, server.StaffPrefix+path)
+	u := staffpage.RequestOf(c).StaffPath(path)
 	if len(v) > 0 {
 		u += "?" + v.Encode()
 	}
@@ -120,32 +119,32 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 	if err != nil {
 		return s.StaffEngineError(c, err)
 	}
-	m := views.StaffRegistrationsModel{StaffChrome: s.StaffChrome(c, staffpage.StaffTextIn(c).RegTitle), Action: server.OrganisationPath(c, server.StaffPrefix+RegistrationsPath),
+	m := staffview.RegistrationsModel{Chrome: s.StaffChrome(c, staffpage.StaffTextIn(c).RegTitle), Action: staffpage.RequestOf(c).StaffPath(RegistrationsPath),
 		Search: q.Search, Total: page.Total, Sort: string(q.Sort),
 		PageText: fmt.Sprintf(staffpage.StaffTextIn(c).RegPageText, page.Total, page.Page, page.PageCount)}
 	if q.UnpaidDays > 0 {
 		m.UnpaidDays = strconv.Itoa(q.UnpaidDays)
 	}
 	periodsByID := map[int64]string{}
-	m.Periods = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
+	m.Periods = []staffview.Option{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
 	for _, p := range periods {
 		periodsByID[p.ID] = p.Name
-		m.Periods = append(m.Periods, views.StaffOption{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
+		m.Periods = append(m.Periods, staffview.Option{Value: strconv.FormatInt(p.ID, 10), Label: p.Name, Selected: p.ID == q.PeriodID})
 	}
-	m.States = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
+	m.States = []staffview.Option{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
 	for _, st := range staff.RegistrationStates {
-		m.States = append(m.States, views.StaffOption{Value: string(st), Label: StateLabel(c, st), Selected: st == q.State})
+		m.States = append(m.States, staffview.Option{Value: string(st), Label: StateLabel(c, st), Selected: st == q.State})
 	}
-	m.Types = []views.StaffOption{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
+	m.Types = []staffview.Option{{Value: "", Label: staffpage.StaffTextIn(c).RegAll}}
 	for _, t := range types {
-		m.Types = append(m.Types, views.StaffOption{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
+		m.Types = append(m.Types, staffview.Option{Value: strconv.FormatInt(t.ID, 10), Label: t.Name, Selected: t.ID == q.MembershipTypeID})
 	}
-	lt := views.StaffListTextIn(c.Request().Context())
+	lt := staffview.ListTextIn(c.Request().Context())
 	m.OwedSort = sortLink(c, q, lt.Owed, staff.SortRegOwedDesc, staff.SortRegOwedAsc)
 	m.DaysSort = sortLink(c, q, lt.DaysUnpaid, staff.SortRegUnpaidDesc, staff.SortRegUnpaidAsc)
 	for _, r := range page.Rows {
 		st := staff.RegistrationStateOf(r.Status)
-		row := views.StaffRegistrationRow{URL: RegistrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
+		row := staffview.RegistrationRow{URL: RegistrationURL(c, r.ID), ID: strconv.FormatInt(r.ID, 10), Household: strings.Join(r.Household, ", "),
 			UserKey: r.UserKey, State: StateLabel(c, st), StateKey: string(st), Started: staffpage.StaffDateTime(c, r.StartTime), Updated: staffpage.StaffDateTime(c, r.UpdatedAt),
 			LinkLabel: fmt.Sprintf(lt.OpenRegistration, strconv.FormatInt(r.ID, 10))}
 		if row.Household == "" {
@@ -172,14 +171,14 @@ func (s *Server) StaffRegistrations(c echo.Context) error {
 	if u.Role.AtLeast(staff.RoleTreasurer) {
 		m.CSVURL = ListURL(c, RegistrationsPath+".csv", q, 1)
 	}
-	return staffpage.StaffRender(c, http.StatusOK, views.StaffRegistrationsPage(m))
+	return staffpage.StaffRender(c, http.StatusOK, staffview.Registrations(m))
 }
 
 // sortLink is a sortable column's header: its link sorts by the column,
 // largest first (desc), or smallest first when already so sorted.
-func sortLink(c echo.Context, q staff.RegistrationQuery, label string, desc, asc staff.RegistrationSort) views.StaffSortLink {
-	lt := views.StaffListTextIn(c.Request().Context())
-	l := views.StaffSortLink{Label: label}
+func sortLink(c echo.Context, q staff.RegistrationQuery, label string, desc, asc staff.RegistrationSort) staffview.SortLink {
+	lt := staffview.ListTextIn(c.Request().Context())
+	l := staffview.SortLink{Label: label}
 	next := desc
 	switch q.Sort {
 	case desc:
@@ -195,8 +194,11 @@ func sortLink(c echo.Context, q staff.RegistrationQuery, label string, desc, asc
 
 // RegistrationURL is the detail page of a registration.
 func RegistrationURL(c echo.Context, id int64) string {
-	return server.OrganisationPath(c, server.StaffPrefix+RegistrationsPath+"/"+strconv.FormatInt(id, 10))
+	return staffpage.RequestOf(c).StaffPath(RegistrationPath(id))
 }
+
+// RegistrationPath is the path of a registration's staff page below /staff.
+func RegistrationPath(id int64) string { return RegistrationsPath + "/" + strconv.FormatInt(id, 10) }
 
 // StaffRegistrationsCSV answers GET /staff/registrations.csv (treasurer
 // and up): every registration the filters select, streamed.

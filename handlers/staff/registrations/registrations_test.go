@@ -15,7 +15,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/staff"
 	"portal/handlers/handlertest"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // TestStaffRegistrationPages walks a treasurer through a registration
@@ -106,10 +106,10 @@ func TestStaffRegistrationPages(t *testing.T) {
 		res := env.Post(c, detailURL+"/capture", url.Values{"amount": {amount}, "booked": {"2026-01-02"}, "note": {"statement 7"}})
 		handlertest.ExpectRedirect(t, res, detailURL+"?done=captured")
 		d = env.Get(c, detailURL+"?done=captured")
-		if d.TestID("staff-flash").Text() == "" || d.TestID("state").First().AttrOr("data-state", "") != "paid" || d.Doc.Find(historyAttempts).Find(`[data-testid=history-status]`).Text() != views.StaffOpsText.StatusSucceeded {
+		if d.TestID("staff-flash").Text() == "" || d.TestID("state").First().AttrOr("data-state", "") != "paid" || d.Doc.Find(historyAttempts).Find(`[data-testid=history-status]`).Text() != staffview.OpsText.StatusSucceeded {
 			t.Fatalf("after the capture: %s", d.Body)
 		}
-		if got := d.Doc.Find(historyMessages).Text(); !strings.Contains(got, views.StaffRegistrationText.MsgConfirmation) {
+		if got := d.Doc.Find(historyMessages).Text(); !strings.Contains(got, staffview.RegistrationText.MsgConfirmation) {
 			t.Fatalf("messages after the capture: %q", got)
 		}
 		// The form sent twice captures once.
@@ -160,11 +160,11 @@ func TestStaffRegistrationPages(t *testing.T) {
 		}
 		handlertest.ExpectRedirect(t, env.Post(c, detailURL+"/cancel", url.Values{"confirmed": {"1"}}), detailURL+"?done=cancelled")
 		d = env.Get(c, detailURL)
-		if d.TestID("state").First().AttrOr("data-state", "") != "cancelled" || d.TestID("order-status").Text() != views.StaffOpsText.StatusCancelled || d.TestID("action-refund").Length() != 1 {
+		if d.TestID("state").First().AttrOr("data-state", "") != "cancelled" || d.TestID("order-status").Text() != staffview.OpsText.StatusCancelled || d.TestID("action-refund").Length() != 1 {
 			t.Fatalf("after cancelling: %s", d.Body)
 		}
 		d.TestID("person-membership").Each(func(_ int, ms *goquery.Selection) {
-			if !strings.Contains(ms.Text(), views.StaffOpsText.StatusCancelled) || ms.AttrOr("data-status", "") != "cancelled" {
+			if !strings.Contains(ms.Text(), staffview.OpsText.StatusCancelled) || ms.AttrOr("data-status", "") != "cancelled" {
 				t.Fatalf("membership not cancelled: %s", ms.Text())
 			}
 		})

@@ -49,14 +49,6 @@ func (u *StaffUser) Actor() engine.Actor {
 	return engine.Actor{StaffID: u.StaffID, Name: u.Email}
 }
 
-type StaffUserKey struct{}
-
-// StaffUserOf returns the request's staff member; nil outside the staff check.
-func StaffUserOf(c echo.Context) *StaffUser {
-	u, _ := c.Request().Context().Value(StaffUserKey{}).(*StaffUser)
-	return u
-}
-
 // StaffLogin answers GET /staff/login?rd=/staff/...: it starts a sign-in
 // at the IdP for the request's organisation.
 func (s *Server) StaffLogin(c echo.Context) error {
@@ -377,9 +369,15 @@ func (s *Server) CurrentStaff(c echo.Context) (*StaffUser, error) {
 // 401; a staff member below the role gets a 403. Only then is a form
 // body read (checkFormText): nobody's upload is parsed before it.
 func (s *Server) RequireStaff(min staff.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
+	return s.requireStaff(s.CurrentStaff, min, next)
+}
+
+// requireStaff is RequireStaff with the session's member of staff found
+// by current.
+func (s *Server) requireStaff(current func(echo.Context) (*StaffUser, error), min staff.StaffRole, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
-		u, err := s.CurrentStaff(c)
+		u, err := current(c)
 		if err != nil {
 			return err
 		}
@@ -393,7 +391,7 @@ func (s *Server) RequireStaff(min staff.StaffRole, next echo.HandlerFunc) echo.H
 		if !u.Role.AtLeast(min) {
 			return s.StaffErrorPage(c, http.StatusForbidden, StaffTextIn(c).Forbidden)
 		}
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), StaffUserKey{}, u)))
+		WithUser(c, u)         // the request's staff context, computed once for the handler, its page and its errors
 		if !IsStaffUpload(r) { // an upload's form is read by staffUpload, under its own limit
 			if err := server.CheckFormText(c.Request()); err != nil {
 				return err

@@ -18,7 +18,7 @@ import (
 	"portal/handlers/server"
 	staffpages "portal/handlers/staff"
 	"portal/relay/session"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 func TestStaffSignIn(t *testing.T) {
@@ -67,7 +67,7 @@ func TestStaffSignIn(t *testing.T) {
 		env.AddStaff("registrar@example.org", staff.RoleRegistrar)
 		unverified := env.NewClient()
 		res := env.StaffSignIn(unverified, &mockoidc.MockUser{Subject: "sub-unverified", Email: "registrar@example.org"}, "/staff")
-		if res.Status != http.StatusForbidden || env.StaffCookie(unverified) != "" || res.TestID("staff-message-text").Text() != views.StaffText.NotStaff {
+		if res.Status != http.StatusForbidden || env.StaffCookie(unverified) != "" || res.TestID("staff-message-text").Text() != staffview.Text.NotStaff {
 			t.Fatalf("unverified address: %d %s", res.Status, res.Body)
 		}
 		// An unknown address neither.

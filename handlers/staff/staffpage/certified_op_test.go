@@ -17,7 +17,7 @@ import (
 	"portal/relay/oidc"
 	"portal/relay/oidc/oidcop"
 	"portal/relay/session"
-	"portal/views"
+	"portal/views/staffview"
 )
 
 // The certified OP's accounts of the staff suite. The first is the OP's
@@ -114,7 +114,7 @@ func TestStaffSignInCertifiedOP(t *testing.T) {
 		log.Take()
 		uc := env.NewClient()
 		p = opSignIn(env, op, uc, "unverified@localhost", "/staff")
-		if p.Status != http.StatusForbidden || env.StaffCookie(uc) != "" || p.TestID("staff-message-text").Text() != views.StaffText.NotStaff {
+		if p.Status != http.StatusForbidden || env.StaffCookie(uc) != "" || p.TestID("staff-message-text").Text() != staffview.Text.NotStaff {
 			t.Fatalf("unverified address: %d %s", p.Status, p.Body)
 		}
 		line := log.Take()

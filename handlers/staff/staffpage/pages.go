@@ -11,16 +11,17 @@ import (
 	"portal/engine/staff"
 	"portal/handlers/server"
 	"portal/views"
+	"portal/views/staffview"
 )
 
-// StaffTextIn is the staff pages' texts (views/staff_texts.go) in the
+// StaffTextIn is the staff pages' texts (views/staffview/texts.go) in the
 // request's language.
-func StaffTextIn(c echo.Context) *views.StaffTexts { return views.StaffTextIn(c.Request().Context()) }
+func StaffTextIn(c echo.Context) *staffview.Texts { return staffview.TextIn(c.Request().Context()) }
 
-// StaffOpsTextIn is the operations pages' texts (views/staff_ops_texts.go)
+// StaffOpsTextIn is the operations pages' texts (views/staffview/ops_texts.go)
 // in the request's language.
-func StaffOpsTextIn(c echo.Context) *views.StaffOpsTexts {
-	return views.StaffOpsTextIn(c.Request().Context())
+func StaffOpsTextIn(c echo.Context) *staffview.OpsTexts {
+	return staffview.OpsTextIn(c.Request().Context())
 }
 
 // staffFlash is a result message, chosen in the request's language.
@@ -45,10 +46,10 @@ var staffNav = []staffNavItem{
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavJobs }, Path: "/jobs", Min: staff.RoleViewer},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavSetup }, Path: server.StaffSetupPath, Min: staff.RoleAdmin},
 	{Label: func(c echo.Context) string { return StaffOpsTextIn(c).NavDefinitions }, Path: server.StaffDefinitionsPath, Min: staff.RoleAdmin},
-	{Label: func(c echo.Context) string { return views.StaffWebhookTextIn(c.Request().Context()).NavWebhooks }, Path: server.StaffWebhooksPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffview.WebhookTextIn(c.Request().Context()).NavWebhooks }, Path: server.StaffWebhooksPath, Min: staff.RoleAdmin},
 	{Label: func(c echo.Context) string { return views.PersonalDataTextIn(c.Request().Context()).NavRequests }, Path: server.StaffDataRequestsPath, Min: staff.RoleRegistrar},
 	{Label: func(c echo.Context) string { return StaffTextIn(c).NavAudit }, Path: "/audit", Min: staff.RoleViewer},
-	{Label: func(c echo.Context) string { return views.StaffPrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: server.StaffAccessLogPath, Min: staff.RoleAdmin},
+	{Label: func(c echo.Context) string { return staffview.PrivacyTextIn(c.Request().Context()).NavAccessLog }, Path: server.StaffAccessLogPath, Min: staff.RoleAdmin},
 }
 
 // StaffFlashes are the result messages an action may name in ?done=: the
@@ -67,17 +68,18 @@ var StaffFlashes = map[string]staffFlash{
 
 // StaffChrome is the frame of a staff page titled title, with the
 // navigation the signed-in member's role sees.
-func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
-	ch := views.StaffChrome{Chrome: s.Chrome(title), LogoutURL: server.OrganisationPath(c, server.StaffLogoutPath)}
-	u := StaffUserOf(c)
+func (s *Server) StaffChrome(c echo.Context, title string) staffview.Chrome {
+	rq := RequestOf(c)
+	ch := staffview.Chrome{Chrome: s.Chrome(title), LogoutURL: rq.Path(server.StaffLogoutPath)}
+	u := rq.User
 	if u == nil {
 		return ch
 	}
-	ch.UserName, ch.UserRole = u.Name, StaffRoleLabel(c, u.Role)
+	ch.UserName, ch.UserRole = u.Name, RoleLabel(rq.Texts, u.Role)
 	path := c.Path()
 	for _, n := range staffNav {
 		if u.Role.AtLeast(n.Min) {
-			ch.Nav = append(ch.Nav, views.StaffNavItem{Label: n.Label(c), Href: server.OrganisationPath(c, server.StaffPrefix+n.Path),
+			ch.Nav = append(ch.Nav, staffview.NavItem{Label: n.Label(c), Href: rq.StaffPath(n.Path),
 				Current: path == server.StaffPrefix+n.Path || (n.Path != "" && len(path) > len(server.StaffPrefix+n.Path) && path[:len(server.StaffPrefix+n.Path)+1] == server.StaffPrefix+n.Path+"/")})
 		}
 	}
@@ -89,15 +91,20 @@ func (s *Server) StaffChrome(c echo.Context, title string) views.StaffChrome {
 
 // StaffRoleLabel is how a role is shown.
 func StaffRoleLabel(c echo.Context, r staff.StaffRole) string {
+	return RoleLabel(RequestOf(c).Texts, r)
+}
+
+// RoleLabel is how a role is shown in the texts t.
+func RoleLabel(t *staffview.Texts, r staff.StaffRole) string {
 	switch r {
 	case staff.RoleViewer:
-		return StaffTextIn(c).RoleViewer
+		return t.RoleViewer
 	case staff.RoleRegistrar:
-		return StaffTextIn(c).RoleRegistrar
+		return t.RoleRegistrar
 	case staff.RoleTreasurer:
-		return StaffTextIn(c).RoleTreasurer
+		return t.RoleTreasurer
 	case staff.RoleAdmin:
-		return StaffTextIn(c).RoleAdmin
+		return t.RoleAdmin
 	}
 	return string(r)
 }
@@ -109,14 +116,15 @@ func StaffRender(c echo.Context, status int, component templ.Component) error {
 
 // StaffErrorPage tells a staff member what went wrong, in the staff frame.
 func (s *Server) StaffErrorPage(c echo.Context, status int, message string) error {
-	m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).ErrorTitle), Message: message, Kind: "error"}
-	if StaffUserOf(c) != nil {
-		m.Link, m.LinkText = server.OrganisationPath(c, server.StaffPrefix), StaffTextIn(c).BackToOverview
+	rq := RequestOf(c)
+	m := staffview.MessageModel{Chrome: s.StaffChrome(c, rq.Texts.ErrorTitle), Message: message, Kind: "error"}
+	if rq.User != nil {
+		m.Link, m.LinkText = rq.StaffPath(""), rq.Texts.BackToOverview
 	}
 	if status >= 500 {
 		m.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
 	}
-	return StaffRender(c, status, views.StaffMessagePage(m))
+	return StaffRender(c, status, staffview.Message(m))
 }
 
 // StaffEngineError answers an engine error of a staff action: its code
@@ -172,16 +180,16 @@ func (s *Server) StaffAsked(c echo.Context, q StaffQuestion, cancelURL string) (
 	if err != nil {
 		return false, s.StaffErrorPage(c, http.StatusBadRequest, StaffTextIn(c).Invalid)
 	}
-	m := views.StaffConfirmModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
-		Action: server.OrganisationPath(c, c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
+	m := staffview.ConfirmModel{Chrome: s.StaffChrome(c, StaffTextIn(c).ConfirmTitle), Question: q.Question, Detail: q.Detail,
+		Action: RequestOf(c).Path(c.Request().URL.Path), CancelURL: cancelURL, Yes: q.Yes, No: q.No}
 	for name, vals := range form {
 		for _, v := range vals {
 			if name != "confirmed" {
-				m.Fields = append(m.Fields, views.StaffHiddenField{Name: name, Value: v})
+				m.Fields = append(m.Fields, staffview.HiddenField{Name: name, Value: v})
 			}
 		}
 	}
-	return false, StaffRender(c, http.StatusOK, views.StaffConfirmPage(m))
+	return false, StaffRender(c, http.StatusOK, staffview.Confirm(m))
 }
 
 // StaffConfirmedID reads the record id of the path and asks first
@@ -205,31 +213,31 @@ func (s *Server) StaffLoginPage(c echo.Context) error {
 		return s.StaffErrorPage(c, http.StatusNotFound, StaffTextIn(c).NoOrganisation)
 	}
 	rd := c.QueryParam("rd")
-	m := views.StaffMessageModel{StaffChrome: s.StaffChrome(c, StaffTextIn(c).SignInTitle), Message: StaffTextIn(c).SignInIntro, Kind: "info"}
+	m := staffview.MessageModel{Chrome: s.StaffChrome(c, StaffTextIn(c).SignInTitle), Message: StaffTextIn(c).SignInIntro, Kind: "info"}
 	if c.QueryParam("signed_out") != "" {
 		m.Heading = StaffTextIn(c).SignedOut
 	}
 	if s.Staff.Provider == nil {
 		m.Message, m.Kind = StaffTextIn(c).SignInOff, "error"
-		return StaffRender(c, http.StatusServiceUnavailable, views.StaffMessagePage(m))
+		return StaffRender(c, http.StatusServiceUnavailable, staffview.Message(m))
 	}
 	start := server.StaffLoginPath + "/start"
 	if rd != "" {
 		start += "?rd=" + url.QueryEscape(rd)
 	}
-	m.Link, m.LinkText = server.OrganisationPath(c, start), StaffTextIn(c).SignInButton
-	return StaffRender(c, http.StatusOK, views.StaffMessagePage(m))
+	m.Link, m.LinkText = RequestOf(c).Path(start), StaffTextIn(c).SignInButton
+	return StaffRender(c, http.StatusOK, staffview.Message(m))
 }
 
 // StaffDebitTextIn is the collection runs' texts in the request's language.
-func StaffDebitTextIn(c echo.Context) *views.StaffDebitTexts {
-	return views.StaffDebitTextIn(c.Request().Context())
+func StaffDebitTextIn(c echo.Context) *staffview.DebitTexts {
+	return staffview.DebitTextIn(c.Request().Context())
 }
 
-func StaffOpenPaymentTextIn(c echo.Context) *views.StaffOpenPaymentTexts {
-	return views.StaffOpenPaymentTextIn(c.Request().Context())
+func StaffOpenPaymentTextIn(c echo.Context) *staffview.OpenPaymentTexts {
+	return staffview.OpenPaymentTextIn(c.Request().Context())
 }
 
-func StaffYearReportTextIn(c echo.Context) *views.StaffYearReportTexts {
-	return views.StaffYearReportTextIn(c.Request().Context())
+func StaffYearReportTextIn(c echo.Context) *staffview.YearReportTexts {
+	return staffview.YearReportTextIn(c.Request().Context())
 }
