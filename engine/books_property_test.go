@@ -17,6 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -325,7 +326,7 @@ func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
 				break
 			}
 			p := paid[rnd.IntN(len(paid))]
-			o, err := engine.LoadOrder(f.ctx, db, p.OrderID)
+			o, err := store.LoadOrder(f.ctx, db, p.OrderID)
 			if err != nil {
 				t.Fatal(err)
 			}

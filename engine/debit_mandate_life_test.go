@@ -14,6 +14,7 @@ import (
 	"portal/engine/clock"
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 )
@@ -180,7 +181,7 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 		// the account before it, is superseded and not sent.
 		notice := func(key string) *directdebit.MandateNotice {
 			t.Helper()
-			msg, err := engine.OutboxMessageByKey(f.ctx, db, key)
+			msg, err := store.OutboxMessageByKey(f.ctx, db, key)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -88,4 +89,12 @@ func AsError(err error) (*Error, bool) {
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok
+}
+
+// NotFoundOr turns sql.ErrNoRows into a not-found engine error and wraps anything else.
+func NotFoundOr(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return Errorf(CodeNotFound, "%s not found", what)
+	}
+	return fmt.Errorf("load %s: %w", what, err)
 }

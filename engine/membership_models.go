@@ -334,3 +334,15 @@ type OutboxMessage struct {
 	CreatedAt     time.Time   `bun:"created_at,notnull"`
 	SentAt        *time.Time  `bun:"sent_at"`
 }
+
+// OutboxJob is the payload of a job delivering an outbox message.
+type OutboxJob struct {
+	Message string `json:"message"` // the message's dedup key
+}
+
+// Person statuses as the form shows them.
+const (
+	PersonAvailable      = "Available"
+	PersonPendingPayment = "Pending Payment"
+	PersonRegistered     = "Registered"
+)

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -494,11 +495,11 @@ func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor engine.Actor
 		if err := tx.NewSelect().Model(&order).Column("organisation_id", "user_key").Where("id = ?", p.OrderID).Scan(ctx); err != nil {
 			return fmt.Errorf("load the paid order: %w", err)
 		}
-		payer, ok, err := engine.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, bc.DebtorName)
+		payer, ok, err := store.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, bc.DebtorName)
 		if err != nil {
 			return err
 		}
-		bc.PayerPersonID = engine.PersonRef(payer, ok)
+		bc.PayerPersonID = store.PersonRef(payer, ok)
 		upd = upd.Set("payer_person_id = ?", bc.PayerPersonID)
 	}
 	res, err := upd.Exec(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -103,7 +104,7 @@ func endedMandates(db bun.IDB) *bun.SelectQuery {
 // of another household or club is not found.
 func householdMandate(ctx context.Context, tx bun.Tx, order *engine.Order, id int64) (*DebitMandate, error) {
 	m := new(DebitMandate)
-	q := engine.ForUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
+	q := store.ForUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
 	if err := q.Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "mandate")
 	}
@@ -221,11 +222,11 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 				m.PreviousIBAN, m.PreviousBIC = "", "" // back to the account the bank knows
 			}
 			m.Holder, m.IBAN, m.BIC, m.AmendedAt, event = acct.Holder, acct.IBAN, acct.BIC, &now, MandateAmended
-			holder, ok, err := engine.HouseholdPersonNamed(ctx, tx, m.OrganisationID, m.UserKey, m.Holder)
+			holder, ok, err := store.HouseholdPersonNamed(ctx, tx, m.OrganisationID, m.UserKey, m.Holder)
 			if err != nil {
 				return err
 			}
-			m.HolderPersonID = engine.PersonRef(holder, ok)
+			m.HolderPersonID = store.PersonRef(holder, ok)
 			if _, err := tx.NewUpdate().Model(m).Column("holder", "holder_person_id", "iban", "bic", "previous_iban", "previous_bic", "amended_at").
 				WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)

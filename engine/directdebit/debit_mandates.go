@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -211,11 +212,11 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if err := checkNoHeldMandate(ctx, tx, order); err != nil {
 			return err
 		}
-		holder, ok, err := engine.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, m.Holder)
+		holder, ok, err := store.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, m.Holder)
 		if err != nil {
 			return err
 		}
-		m.HolderPersonID = engine.PersonRef(holder, ok)
+		m.HolderPersonID = store.PersonRef(holder, ok)
 		terms, err := debitTerms(ctx, tx, order.OrganisationID)
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 )
@@ -222,7 +223,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Col
 		// One statement for the debits; another run taking one of these
 		// orders meanwhile breaks the unique index and changes nothing.
 		if _, err := tx.NewInsert().Model(&debits).Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return engine.Errorf(engine.CodeConflict, "another collection run took one of these orders meanwhile; look at the runs again")
 			}
 			return fmt.Errorf("store debits: %w", err)
@@ -603,7 +604,7 @@ func (s *Service) CancelDebitRun(ctx context.Context, actor engine.Actor, orgID,
 // changes nothing), any other state that is not prepared is a conflict.
 func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*payment.DebitRun, error) {
 	run := new(payment.DebitRun)
-	err := engine.ForUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
+	err := store.ForUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, engine.Errorf(engine.CodeNotFound, "collection run not found")
 	}

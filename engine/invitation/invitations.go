@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/registration"
@@ -186,7 +187,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, org
 			}
 			if req.Send {
 				payload, _ := json.Marshal(Payload{InvitationID: inv.ID})
-				if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
+				if err := store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
 					Recipient: strings.Join(emails[key], ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 					return err
 				}
@@ -394,7 +395,7 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 	}
 	out := make(map[string][]string, len(persons))
 	for k, ps := range persons {
-		out[k] = engine.UniqueAddresses(ps)
+		out[k] = store.UniqueAddresses(ps)
 	}
 	return out, nil
 }
@@ -600,7 +601,7 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p Payload, now time.Tim
 	} else if _, ok := reg[inv.UserKey]; ok {
 		return nil, ErrNotDue
 	}
-	period, err := engine.LoadPeriod(ctx, db, inv.PeriodID)
+	period, err := store.LoadPeriod(ctx, db, inv.PeriodID)
 	if err != nil {
 		return nil, err
 	}
@@ -612,7 +613,7 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p Payload, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	m.Organisation, m.Club, m.To = *org, org.Name, engine.UniqueAddresses(persons[inv.UserKey])
+	m.Organisation, m.Club, m.To = *org, org.Name, store.UniqueAddresses(persons[inv.UserKey])
 	for _, p := range persons[inv.UserKey] {
 		m.Persons = append(m.Persons, p.FirstName+" "+p.LastName)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Editing a period's texts on the staff setup page: its name and its
@@ -41,7 +42,7 @@ func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor engine.Actor, o
 		if err != nil {
 			return err
 		}
-		rules, err := engine.PriceRules(ctx, tx, periodID)
+		rules, err := store.PriceRules(ctx, tx, periodID)
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,7 @@ func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []Miss
 			}
 		}
 	}
-	types, err := engine.MembershipTypes(ctx, s.DB(), orgID)
+	types, err := store.MembershipTypes(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []Miss
 	for _, p := range periods {
 		field := fmt.Sprintf("periods.%d", p.ID)
 		missing(TextPeriodName, p.Name, field+".nameTexts", p.NameTexts)
-		rules, err := engine.PriceRules(ctx, s.DB(), p.ID)
+		rules, err := store.PriceRules(ctx, s.DB(), p.ID)
 		if err != nil {
 			return nil, err
 		}

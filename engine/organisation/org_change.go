@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 )
 
@@ -296,7 +297,7 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 		rows = append(rows, engine.OrganisationHost{Hostname: h, OrganisationID: id})
 	}
 	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		if engine.IsUniqueViolation(err) {
+		if store.IsUniqueViolation(err) {
 			return &engine.Error{Code: engine.CodeConflict, Message: "A hostname is already used by another organisation.",
 				Fields: []engine.FieldError{{Field: "hostnames", Message: "already used by another organisation"}}, Err: err}
 		}
@@ -306,7 +307,7 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 }
 
 func orgConflictOr(err error) error {
-	if engine.IsUniqueViolation(err) {
+	if store.IsUniqueViolation(err) {
 		return &engine.Error{Code: engine.CodeConflict, Message: "The slug is already used by another organisation.",
 			Fields: []engine.FieldError{{Field: "slug", Message: "already used by another organisation"}}, Err: err}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 )
 
 // An organisation's setup through the admin API: its membership types and
@@ -103,7 +104,7 @@ func checkMembershipType(t *engine.MembershipType, langs engine.TextLanguages) e
 }
 
 func membershipTypeStoreError(err error) error {
-	if engine.IsUniqueViolation(err) {
+	if store.IsUniqueViolation(err) {
 		return &engine.Error{Code: engine.CodeConflict, Message: "The organisation already has a membership type with this code.",
 			Fields: []engine.FieldError{{Field: "code", Message: "already used"}}, Err: err}
 	}

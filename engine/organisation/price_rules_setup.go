@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/registration"
 )
 
@@ -38,7 +39,7 @@ func (s *Service) PriceRules(ctx context.Context, orgID, periodID int64) (rules 
 	if _, err := OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return nil, err
 	}
-	return engine.PriceRules(ctx, s.DB(), periodID)
+	return store.PriceRules(ctx, s.DB(), periodID)
 }
 
 func OrgPeriod(ctx context.Context, db bun.IDB, orgID, periodID int64) (*engine.MembershipPeriod, error) {
@@ -104,7 +105,7 @@ func (s *Service) replacePriceRules(ctx context.Context, actor *engine.Actor, or
 				return fmt.Errorf("load price rules: %w", err)
 			}
 		}
-		types, err := engine.MembershipTypes(ctx, tx, orgID)
+		types, err := store.MembershipTypes(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // WithPaymentProviders replaces how a registration's provider is chosen:
@@ -134,7 +135,7 @@ func (s *Service) StartPayment(ctx context.Context, order *engine.Order) string 
 // "" while the order has no payment attempt yet (the provider was down at
 // commit) or is not unpaid. It only reads: it is called inside transactions.
 func (s *Service) PayLinkFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
-	order, err := engine.LiveOrder(ctx, db, instanceID)
+	order, err := store.LiveOrder(ctx, db, instanceID)
 	if err != nil {
 		return "", err
 	}
@@ -245,7 +246,7 @@ func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *Paym
 	if err != nil {
 		return nil, err
 	}
-	order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
+	order, err := store.LoadOrder(ctx, s.DB(), p.OrderID)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Payment methods per club (issue 29): a club offers one or more methods
@@ -110,7 +111,7 @@ func (s *Service) PaymentMethods(ctx context.Context, orgID, periodID int64) (_ 
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	period, err := engine.LoadPeriod(ctx, s.DB(), periodID)
+	period, err := store.LoadPeriod(ctx, s.DB(), periodID)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // reconcileOnLoadTimeout bounds the reconciliation a registration's load runs.
@@ -37,7 +38,7 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 	}
 	for i := range pending {
 		p := &pending[i]
-		order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
+		order, err := store.LoadOrder(ctx, s.DB(), p.OrderID)
 		if err != nil {
 			return rep, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // KindConfirmation is the outbox message (and job) kind of the
@@ -233,7 +234,7 @@ func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c
 			return nil
 		}
 		if res.Order != nil {
-			order, err := engine.LoadOrder(ctx, tx, res.Order.ID)
+			order, err := store.LoadOrder(ctx, tx, res.Order.ID)
 			if err != nil {
 				return err
 			}
@@ -438,14 +439,14 @@ func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*engine.Paym
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := engine.LockInstance(ctx, tx, instanceID); err != nil {
+	if err := store.LockInstance(ctx, tx, instanceID); err != nil {
 		return nil, nil, err
 	}
 	p, err := paymentByReference(ctx, tx, reference)
 	if err != nil {
 		return nil, nil, err
 	}
-	order, err := engine.LoadOrder(ctx, tx, p.OrderID)
+	order, err := store.LoadOrder(ctx, tx, p.OrderID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -454,11 +455,11 @@ func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*engine.Paym
 
 // activate marks a paid order's registration complete and queues the confirmation.
 func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, now time.Time) error {
-	if err := engine.MarkOrderPaid(ctx, tx, order.ID, now); err != nil {
+	if err := store.MarkOrderPaid(ctx, tx, order.ID, now); err != nil {
 		return err
 	}
 	order.Status, order.PaidAt = engine.OrderPaid, &now
-	activated, err := engine.ActivatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
+	activated, err := store.ActivatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
 	if err != nil {
 		return err
 	}
@@ -473,10 +474,10 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, 
 			return err
 		}
 	}
-	if err := engine.CompleteInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
+	if err := store.CompleteInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
 		return err
 	}
-	persons, err := engine.ActiveMembersOf(ctx, tx, order.ProcessInstanceID)
+	persons, err := store.ActiveMembersOf(ctx, tx, order.ProcessInstanceID)
 	if err != nil {
 		return err
 	}
@@ -507,7 +508,7 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, 
 	}
 	msg := &engine.OutboxMessage{Kind: KindConfirmation, DedupKey: dedup,
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
-	return engine.QueueMessage(ctx, tx, msg)
+	return store.QueueMessage(ctx, tx, msg)
 }
 
 // confirmationAudit is a payment confirmed by staff (a bank transfer
@@ -530,7 +531,7 @@ func newConfirmationAudit(p *engine.Payment, order *engine.Order, ev *engine.Pay
 // payment's and the order's status before and after ("Unpaid → Paid"),
 // and what arrived (event, outcome, amount, note).
 func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor engine.Actor, a *confirmationAudit) error {
-	order, err := engine.LoadOrder(ctx, tx, a.order.ID)
+	order, err := store.LoadOrder(ctx, tx, a.order.ID)
 	if err != nil {
 		return err
 	}

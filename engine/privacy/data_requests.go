@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Members' requests about their data (issue 30): from the "Your data"
@@ -132,7 +133,7 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		// The household's links, locked on PostgreSQL: two requests at
 		// once are counted one after the other.
 		var members []int64
-		if err := engine.ForUpdate(tx.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").
+		if err := store.ForUpdate(tx.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").
 			Where("user_key = ? AND organisation_id = ?", userKey, orgID)).Scan(ctx, &members); err != nil {
 			return fmt.Errorf("load household: %w", err)
 		}
@@ -163,7 +164,7 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		}
 		if org.ContactEmail != "" {
 			payload, _ := json.Marshal(DataRequestPayload{RequestID: req.ID, OrganisationID: orgID})
-			if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequest, DedupKey: dataRequestKey(KindDataRequest, req.ID),
+			if err := store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequest, DedupKey: dataRequestKey(KindDataRequest, req.ID),
 				Recipient: org.ContactEmail, Payload: string(payload), CreatedAt: now}); err != nil {
 				return err
 			}
@@ -222,7 +223,7 @@ func (s *Service) CompleteDataRequest(ctx context.Context, actor engine.Actor, o
 		}
 		if len(to) > 0 {
 			payload, _ := json.Marshal(DataRequestPayload{RequestID: id, OrganisationID: orgID})
-			if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequestDone, DedupKey: dataRequestKey(KindDataRequestDone, id),
+			if err := store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequestDone, DedupKey: dataRequestKey(KindDataRequestDone, id),
 				Recipient: strings.Join(to, ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/definition"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/invitation"
 	"portal/engine/message"
 	"portal/engine/registration"
@@ -466,7 +467,7 @@ func gatherRegistrations(ctx context.Context, db bun.IDB, sc *exportScope, out *
 		}
 		name, ok := periods[in.RelatedEntityID]
 		if !ok {
-			p, err := engine.LoadPeriod(ctx, db, in.RelatedEntityID)
+			p, err := store.LoadPeriod(ctx, db, in.RelatedEntityID)
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/bankstatement"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/invitation"
 	"portal/engine/message"
 	"portal/engine/registration"
@@ -255,7 +256,7 @@ type ownValues struct {
 
 // isName says whether v is the person's name, whatever its order and
 // case (engine.SameName).
-func (o *ownValues) isName(v string) bool { return engine.SameName(v, o.first+" "+o.last) }
+func (o *ownValues) isName(v string) bool { return store.SameName(v, o.first+" "+o.last) }
 
 func compactIBAN(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))

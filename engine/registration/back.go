@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 )
 
 // Back moves a running registration to the previous step and returns it
@@ -69,7 +70,7 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 			inst.CurrentStepID = &def.Steps[target-1].ID
 		}
 		inst.Status = engine.StateRunning
-		if err := engine.BumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
+		if err := store.BumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
 			return err
 		}
 		form, err = s.formFor(ctx, tx, inst, nil)
@@ -80,13 +81,13 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 
 // routeOf computes an instance's current path from its selection and saved answers.
 func (s *Service) routeOf(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition) (*definition.Route, error) {
-	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
+	selected, err := store.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}
 	var answers map[int64]map[int64]string
 	if def.HasConditions() {
-		data, err := engine.InstanceData(ctx, db, inst.ID)
+		data, err := store.InstanceData(ctx, db, inst.ID)
 		if err != nil {
 			return nil, err
 		}

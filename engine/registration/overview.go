@@ -6,6 +6,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -16,14 +17,14 @@ import (
 // name, belong to its own organisation (the review found both leaking to any
 // signed-in user who counted period ids).
 func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (*engine.MembershipPeriod, []engine.Person, error) {
-	period, err := engine.LoadPeriod(ctx, db, periodID)
+	period, err := store.LoadPeriod(ctx, db, periodID)
 	if err != nil {
 		return nil, nil, err
 	}
 	period.Localize(engine.LanguageOf(ctx))
 	var persons []engine.Person
 	if visibleTarget(ctx, period, orgID) { // another organisation's period has none of them
-		if persons, err = engine.LinkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {
+		if persons, err = store.LinkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -94,7 +95,7 @@ func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int
 		for i, p := range persons {
 			ids[i] = p.ID
 		}
-		statuses, err = engine.MembershipStatuses(ctx, db, periodID, ids)
+		statuses, err = store.MembershipStatuses(ctx, db, periodID, ids)
 		return err
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Resume returns the current step with its saved answers and sets the state
@@ -21,7 +22,7 @@ func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *For
 		}
 		if inst.Status == engine.StateSuspended || inst.Status == engine.StateResume {
 			inst.Status = engine.StateRunning
-			if err := engine.BumpVersion(ctx, tx, inst, s.Clock(), "status"); err != nil {
+			if err := store.BumpVersion(ctx, tx, inst, s.Clock(), "status"); err != nil {
 				return err
 			}
 		}

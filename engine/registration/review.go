@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Review is everything a member answered, grouped by person, with the price
@@ -52,11 +53,11 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 	if err := TouchActivity(ctx, s.DB(), inst, s.Clock()); err != nil { // reading counts as activity (lifecycle.go)
 		return nil, err
 	}
-	selected, err := engine.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
+	selected, err := store.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}
-	data, err := engine.InstanceData(ctx, s.DB(), inst.ID)
+	data, err := store.InstanceData(ctx, s.DB(), inst.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func (s *Service) Confirm(ctx context.Context, userKey, processID string, review
 		return nil, engine.Errorf(engine.CodeConflict, "this registration changed in another window: answer the remaining questions first")
 	}
 	last := def.Steps[len(def.Steps)-1]
-	rows, err := engine.StepAnswers(ctx, s.DB(), inst.ID, last.ID)
+	rows, err := store.StepAnswers(ctx, s.DB(), inst.ID, last.ID)
 	if err != nil {
 		return nil, err
 	}

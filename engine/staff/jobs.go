@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/payment"
@@ -168,7 +169,7 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 		j.Portal = true
 		return nil
 	}
-	msg, err := engine.OutboxMessageByKey(ctx, s.DB(), ref.Message)
+	msg, err := store.OutboxMessageByKey(ctx, s.DB(), ref.Message)
 	if err != nil {
 		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeNotFound {
 			return nil

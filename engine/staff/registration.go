@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/definition"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -274,7 +275,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor engine.Actor, or
 		now := s.Clock()
 		msg := &engine.OutboxMessage{Kind: orig.Kind, DedupKey: fmt.Sprintf("%s:resend:%d", orig.DedupKey, now.UnixNano()),
 			Recipient: orig.Recipient, Payload: orig.Payload, CreatedAt: now}
-		if err := engine.QueueMessage(ctx, tx, msg); err != nil {
+		if err := store.QueueMessage(ctx, tx, msg); err != nil {
 			return err
 		}
 		return s.AppendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_confirmation", nil,
@@ -295,7 +296,7 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor engine.Actor, org
 		payload, _ := json.Marshal(payment.PaymentLinkPayload{OrderID: order.ID})
 		msg := &engine.OutboxMessage{Kind: payment.KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d:resend:%d", payment.KindPaymentLink, order.ID, now.UnixNano()),
 			Payload: string(payload), CreatedAt: now}
-		if err := engine.QueueMessage(ctx, tx, msg); err != nil {
+		if err := store.QueueMessage(ctx, tx, msg); err != nil {
 			return err
 		}
 		return s.AppendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_payment_link", nil,
@@ -337,7 +338,7 @@ func (s *Service) CaptureTransfer(ctx context.Context, actor engine.Actor, c pay
 	if err != nil {
 		return nil, err
 	}
-	order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
+	order, err := store.LoadOrder(ctx, s.DB(), p.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +418,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor engine.Actor, or
 			}
 		}
 		inst.Status, inst.EndTime = engine.StateCancelled, &now
-		if err := engine.BumpVersion(ctx, tx, inst, now, "status", "end_time"); err != nil {
+		if err := store.BumpVersion(ctx, tx, inst, now, "status", "end_time"); err != nil {
 			return err
 		}
 		cancelled := engine.RegistrationEventData{RegistrationID: inst.ID, PeriodID: inst.RelatedEntityID, UserKey: inst.UserKey}
@@ -481,7 +482,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor engine.Actor, orgID, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return engine.Errorf(engine.CodeConflict, "The payment was refunded meanwhile.")
 		}
-		order, err := engine.LoadOrder(ctx, tx, p.OrderID)
+		order, err := store.LoadOrder(ctx, tx, p.OrderID)
 		if err != nil {
 			return err
 		}

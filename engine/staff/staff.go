@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Staff are the people of a club who sign in to the staff pages: one
@@ -134,7 +135,7 @@ func (s *Service) AddStaff(ctx context.Context, actor engine.Actor, orgID int64,
 		}
 		m = &StaffMember{OrganisationID: orgID, Email: in.Email, Name: in.Name, Role: in.Role, CreatedAt: now}
 		if _, err := tx.NewInsert().Model(m).Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return engine.Errorf(engine.CodeConflict, "A staff member with this e-mail address exists already.")
 			}
 			return fmt.Errorf("store staff member: %w", err)
@@ -280,7 +281,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 		}
 		m.LastSignInAt = &now
 		if _, err := tx.NewUpdate().Model(m).Column("subject", "last_sign_in_at").WherePK().Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return staffRefused("the subject is bound to another staff record of the organisation")
 			}
 			return fmt.Errorf("store staff sign-in: %w", err)

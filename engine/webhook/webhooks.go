@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 )
 
@@ -526,7 +527,7 @@ func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor engine.Actor,
 		d := &engine.WebhookDeliveryRow{EventID: eventID, EndpointID: endpointID, Status: engine.DeliveryPending, CreatedAt: now,
 			JobKey: fmt.Sprintf("webhook:%s:%d:replay:%d", orig.EventID, endpointID, n)}
 		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return engine.Errorf(engine.CodeConflict, "Delivery %d is being replayed already.", orig.ID)
 			}
 			return fmt.Errorf("replay webhook delivery: %w", err)

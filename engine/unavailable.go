@@ -5,48 +5,12 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
 
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 )
-
-// ForUpdate locks the rows q selects for the rest of the transaction on
-// PostgreSQL; SQLite's one connection serialises the transactions anyway
-// (and knows no FOR UPDATE).
-func ForUpdate(q *bun.SelectQuery) *bun.SelectQuery {
-	if q.DB().Dialect().Name() == dialect.PG {
-		return q.For("UPDATE")
-	}
-	return q
-}
-
-// IsUniqueViolation reports whether err is a unique-constraint failure on PostgreSQL or SQLite.
-func IsUniqueViolation(err error) bool {
-	var pgErr pgdriver.Error
-	if errors.As(err, &pgErr) {
-		return pgErr.Field('C') == "23505"
-	}
-	// modernc's sqlite error type would pull its module into our imports; its text is stable.
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-// NotFoundOr turns sql.ErrNoRows into a not-found engine error and wraps anything else.
-func NotFoundOr(err error, what string) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return Errorf(CodeNotFound, "%s not found", what)
-	}
-	return fmt.Errorf("load %s: %w", what, err)
-}
-
-// InTx runs fn in one transaction on db.
-func InTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return db.RunInTx(ctx, nil, fn)
-}
 
 // ClassifyUnavailable turns a failure to reach the database into an
 // unavailable error (503, try again) instead of an internal one (500, a
