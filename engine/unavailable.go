@@ -14,18 +14,23 @@ import (
 
 // ClassifyUnavailable turns a failure to reach the database into an
 // unavailable error (503, try again) instead of an internal one (500, a
-// defect). Every exported Service method defers it, so the HTTP layer sees
-// one code for "the database is down" whichever statement met the outage;
-// the cause stays wrapped for the logs. Errors the engine already
-// classified pass unchanged.
+// defect), the cause wrapped for the logs; errors the engine already
+// classified pass unchanged. AsError applies it to every error a caller
+// reads, so engine functions return their errors as they met them.
 func ClassifyUnavailable(err *error) {
 	if *err == nil {
 		return
 	}
-	if _, ok := AsError(*err); ok || !isConnectionFailure(*err) {
+	var e *Error
+	if errors.As(*err, &e) || !isConnectionFailure(*err) {
 		return
 	}
-	*err = &Error{Code: CodeUnavailable, Message: "The service is temporarily unavailable. Please try again shortly.", Err: *err}
+	*err = unavailable(*err)
+}
+
+// unavailable is cause as the unavailable error every outage reads as.
+func unavailable(cause error) *Error {
+	return &Error{Code: CodeUnavailable, Message: "The service is temporarily unavailable. Please try again shortly.", Err: cause}
 }
 
 // isConnectionFailure reports whether err means the database could not be

@@ -274,7 +274,6 @@ type CreditQuery struct {
 
 // BankCredits lists stored credits, unmatched ones first, then newest first.
 func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCredit, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 200
 	}
@@ -320,7 +319,6 @@ func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCre
 // CountUnmatchedCredits counts an organisation's credits still waiting for
 // a treasurer, for the season overview.
 func (s *Service) CountUnmatchedCredits(ctx context.Context, orgID int64) (_ int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	n, err := creditsOf(s.DB().NewSelect().Model((*BankCredit)(nil)), orgID).Where("state = ?", CreditUnmatched).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count unmatched credits: %w", err)
@@ -359,7 +357,6 @@ type CreditResolved struct {
 // form posted twice), it changes nothing and says so; another way is a
 // conflict.
 func (s *Service) ResolveCredit(ctx context.Context, actor engine.Actor, orgID, id int64, r CreditResolution) (_ *CreditResolved, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	r.Note = strings.TrimSpace(r.Note)
 	if len(r.Note) > 500 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the note may be at most 500 characters")

@@ -153,7 +153,6 @@ func debitTerms(ctx context.Context, db bun.IDB, orgID int64) (MandateTerms, err
 
 // DebitPageFor returns what the pay link of an unpaid direct-debit order shows.
 func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *DebitPage, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -190,7 +189,6 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 // keeps, changes or revokes it instead (debit_mandate_life.go); an order
 // whose mandate ended takes a new one.
 func (s *Service) GiveMandate(ctx context.Context, orderReference string, in MandateInput) (_ *DebitMandate, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err

@@ -121,7 +121,6 @@ var (
 // the new ones. With Send each gets an e-mail through the job runner. The
 // audit log keeps what actor asked for and how many were invited.
 func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, orgID int64, req Request) (rep *Report, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if req.Expires == 0 {
 		org, err := engine.LoadOrganisation(ctx, s.DB(), orgID)
 		if err != nil {
@@ -403,7 +402,6 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 // Invitations lists the invitations of a period of orgID, newest first,
 // with the state each reached: what the admin API and the staff pages show.
 func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []Status, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = registration.Of(s.Service).OnOneConn(ctx, func(db bun.IDB) error {
 		if _, err := organisation.OrgPeriod(ctx, db, orgID, periodID); err != nil {
 			return err
@@ -476,7 +474,6 @@ func (st *Status) state(now time.Time) State {
 // RevokeInvitation withdraws one invitation of orgID: its link is refused
 // from then on (audited as actor's). Revoking a revoked one changes nothing.
 func (s *Service) RevokeInvitation(ctx context.Context, actor engine.Actor, orgID, id int64) (inv *Invitation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inv = new(Invitation)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
@@ -507,7 +504,6 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor engine.Actor, orgI
 // (invitation.revoke, one per call, naming the household and the period)
 // are one transaction; revoking none writes none.
 func (s *Service) RevokeInvitationsOf(ctx context.Context, actor engine.Actor, orgID, periodID int64, userKey string) (n int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if _, err := organisation.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return 0, err
 	}
@@ -536,7 +532,6 @@ func (s *Service) RevokeInvitationsOf(ctx context.Context, actor engine.Actor, o
 // (ErrInvitationRevoked, ErrInvitationExpired), records the first open
 // and returns the invitation, whose user key the caller signs in.
 func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Invitation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inv = new(Invitation)
 	if err := s.DB().NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "invitation")

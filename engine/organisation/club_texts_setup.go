@@ -36,7 +36,6 @@ type PeriodTexts struct {
 // field ("name", "nameTexts.fr", "rules.CODE.label",
 // "rules.CODE.labelTexts.fr").
 func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor engine.Actor, orgID, periodID int64, in PeriodTexts) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		p, err := OrgPeriod(ctx, tx, orgID, periodID)
 		if err != nil {
@@ -131,7 +130,6 @@ type MissingText struct {
 // enabled, what is still to translate. Texts given once (for every
 // language) are complete.
 func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []MissingText, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	langs, err := engine.OrgTextLanguages(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err

@@ -151,7 +151,6 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 // (organisation.create, in the new organisation's log) when actor is set:
 // `portal orgs create`.
 func (s *Service) CreateOrganisationBy(ctx context.Context, actor *engine.Actor, c OrganisationChange) (org *engine.Organisation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if c.Name == nil || c.Slug == nil {
 		return nil, &engine.Error{Code: engine.CodeValidation, Message: "An organisation needs a name and a slug.",
 			Fields: []engine.FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
@@ -189,7 +188,6 @@ func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c Organisati
 // UpdateOrganisationBy is UpdateOrganisation, audited in its transaction
 // when actor is set (the staff pages).
 func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *engine.Actor, id int64, c OrganisationChange) (org *engine.Organisation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, id) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}

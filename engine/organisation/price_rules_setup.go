@@ -35,7 +35,6 @@ var ruleKindList = func() string {
 
 // PriceRules lists a period's price rules; the period must be the organisation's.
 func (s *Service) PriceRules(ctx context.Context, orgID, periodID int64) (rules []engine.PriceRule, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if _, err := OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return nil, err
 	}
@@ -94,7 +93,6 @@ func priceRulesAuditView(rules []engine.PriceRule) []map[string]any {
 }
 
 func (s *Service) replacePriceRules(ctx context.Context, actor *engine.Actor, orgID, periodID int64, rules []engine.PriceRule) (out []engine.PriceRule, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if _, err := OrgPeriod(ctx, tx, orgID, periodID); err != nil {
 			return err

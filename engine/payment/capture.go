@@ -81,7 +81,6 @@ const BankCaptureEvent = "bank_transfer.capture"
 // recorded on the payment as its problem and never completes anything;
 // staff settle it with the member.
 func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the amount captured must be more than zero")
 	}

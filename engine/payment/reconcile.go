@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"portal/engine"
 	"portal/engine/internal/store"
 )
 
@@ -26,7 +25,6 @@ type ReconcileReport struct {
 // does the same for that registration, and makes a payment link missing
 // since the commit.
 func (s *Service) ReconcilePayments(ctx context.Context, olderThan time.Duration, limit int) (_ ReconcileReport, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return s.reconcile(ctx, 0, olderThan, limit)
 }
 

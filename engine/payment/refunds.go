@@ -157,7 +157,6 @@ func (s *Service) StaffMarkRefundPaidBack(ctx context.Context, actor engine.Acto
 }
 
 func (s *Service) markRefundPaidBack(ctx context.Context, actor *engine.Actor, reference, note string) (_ *engine.Payment, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	p, err := s.refundTarget(ctx, reference)
 	if err != nil {
 		return nil, err

@@ -69,7 +69,6 @@ func attemptOutcome(p *engine.Payment) engine.PaymentOutcome {
 // established, or, while the attempt is still pending, what a retrieval
 // from the provider's API says.
 func (s *Service) CompletePayment(ctx context.Context, ret engine.PaymentReturn) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, ret.Reference)
 	if err != nil {
 		return nil, err
@@ -91,7 +90,6 @@ func (s *Service) CompletePayment(ctx context.Context, ret engine.PaymentReturn)
 // PaymentState is the attempt's state as the portal knows it, retrieving
 // it from the provider while it is pending (the confirming page polls it).
 func (s *Service) PaymentState(ctx context.Context, reference string) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, reference)
 	if err != nil {
 		return nil, err
@@ -136,7 +134,6 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 // no error is an event the portal does not act on. A forged event is
 // invalid; an event for an attempt the portal does not know is not found.
 func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return s.receiveEvent(ctx, s.Payments, 0, providerName, payload, signature)
 }
 
@@ -146,7 +143,6 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 // settled. An organisation without a provider of its own that takes
 // events is not found.
 func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int64, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}

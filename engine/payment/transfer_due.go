@@ -37,7 +37,6 @@ type transferAccount interface {
 // The pay page and every e-mail that asks for the transfer show this one
 // answer, so that they never disagree.
 func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *banking.Transfer, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := store.LoadOrder(ctx, s.DB(), orderID)
 	if err != nil {
 		return nil, err

@@ -104,7 +104,6 @@ type NewDataRequest struct {
 // household; a household
 // over MaxDataRequestsPerDay is refused (ErrTooManyDataRequests).
 func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey string, r NewDataRequest) (_ *DataRequest, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) || userKey == "" {
 		return nil, engine.Errorf(engine.CodeNotFound, "household not found")
 	}
@@ -185,7 +184,6 @@ func dataRequestKey(kind engine.MessageKind, id int64) string {
 // DataRequests lists an organisation's requests, open ones first, newest
 // first within each state; status "" lists all.
 func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) (out []DataRequest, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	q := s.DB().NewSelect().Model(&out).Where("organisation_id = ?", orgID)
 	if status != "" {
 		q = q.Where("status = ?", status)
@@ -199,7 +197,6 @@ func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) 
 // CompleteDataRequest marks an open request done with staff's note,
 // queues the e-mail telling the household, and audits it.
 func (s *Service) CompleteDataRequest(ctx context.Context, actor engine.Actor, orgID, id int64, note string) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	note = strings.TrimSpace(note)
 	if utf8.RuneCountInString(note) > MaxDataRequestText {
 		return &engine.Error{Code: engine.CodeInvalid, Message: "The note is too long.", Fields: []engine.FieldError{{Field: "note", Message: fmt.Sprintf("at most %d characters", MaxDataRequestText)}}}

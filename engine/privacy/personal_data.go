@@ -291,7 +291,6 @@ var NotPersonalDataTables = map[string]string{
 // session asks for its own user key only, so another household's data
 // never enters.
 func (s *Service) ExportHousehold(ctx context.Context, orgID int64, userKey string) (_ *PersonalData, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) || userKey == "" {
 		return nil, engine.Errorf(engine.CodeNotFound, "household not found")
 	}
@@ -314,7 +313,6 @@ func (s *Service) ExportHousehold(ctx context.Context, orgID int64, userKey stri
 // person, their answers, memberships and the orders they are on, the
 // messages to their address, and the household links they have.
 func (s *Service) ExportPerson(ctx context.Context, orgID, personID int64) (_ *PersonalData, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	sc, err := s.personScope(ctx, s.DB(), orgID, personID)
 	if err != nil {
 		return nil, err

@@ -133,7 +133,6 @@ func ErasureTables() map[string][]string {
 // ErasePerson erases a person of an organisation as the actor asks; see
 // the package comment above. Audited in the same transaction.
 func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, personID int64, opt ErasureOptions) (rep *ErasureReport, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		sc, err := s.personScope(ctx, tx, orgID, personID)
 		if err != nil {

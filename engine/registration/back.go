@@ -14,7 +14,6 @@ import (
 // with its saved answers; answering it again continues forward with the
 // later answers pre-filled. step, when given, must be the current step.
 func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return s.returnTo(ctx, userKey, processID, step, -1)
 }
 
@@ -22,7 +21,6 @@ func (s *Service) Back(ctx context.Context, userKey, processID string, step *int
 // selection), for the "Change" links of a check-your-answers page. The
 // target must not be after the current step.
 func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if target < 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "there is no step %d", target)
 	}

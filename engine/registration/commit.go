@@ -162,7 +162,6 @@ func checkStillLinked(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstan
 // Quote prices a running registration as its commit would, for a
 // check-your-answers page. It writes nothing.
 func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst, err := store.LoadInstance(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return Quote{}, err

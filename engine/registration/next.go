@@ -20,7 +20,6 @@ import (
 // question after person selection, to the following question, or, after the
 // last one, commits the registration (state DONE).
 func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	// The common steps in prepared statements, without a transaction on
 	// PostgreSQL; what they leave (done false) takes the transaction below.
 	next := s.nextQuestion

@@ -59,7 +59,6 @@ func visibleTarget(ctx context.Context, period *engine.MembershipPeriod, orgID *
 // otherwise, as for an unknown period) and the period is open (conflict).
 // The hash-link guard uses it.
 func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	_, _, err = s.registrationTarget(ctx, s.DB(), userKey, periodID, nil)
 	return err
 }
@@ -75,7 +74,6 @@ type Overview struct {
 
 // LoadOverview loads (or starts) the registration of userKey for a period.
 func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	payment.Of(s.Service).ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	var (
 		form     *Form

@@ -18,7 +18,6 @@ import (
 // deleted) and pending payment attempts are cancelled. A completed
 // registration cannot be reset.
 func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InAudit(ctx) { // a member's own reset: prepared statements (resetOpen)
 		if form, done, err := s.resetOpen(ctx, userKey, processID); done || err != nil {
 			return form, err

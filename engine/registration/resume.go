@@ -13,7 +13,6 @@ import (
 // to RUNNING (the spec's operation description; its example said RESUME).
 // A committed registration resumes at its payment link.
 func (s *Service) Resume(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var form *Form
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		inst, err := loadUnfinished(ctx, tx, userKey, processID, "")

@@ -14,7 +14,6 @@ import (
 // RetryPayment starts a new payment attempt for a committed registration
 // (after a failed or cancelled payment) and returns the form with its link.
 func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst, err := store.LoadInstance(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,6 @@ type ReviewAnswer struct {
 
 // Review returns the answers of a running registration for review.
 func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Review, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err
@@ -88,7 +87,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 		r.Persons = append(r.Persons, rp)
 	}
 	if q, _, err := s.quoteFor(ctx, s.DB(), inst, def, selected, answers, s.Clock()); err != nil {
-		if e, ok := engine.AsError(err); ok && e.Code != engine.CodeInternal {
+		if e, ok := engine.AsError(err); ok && e.Code != engine.CodeInternal && e.Code != engine.CodeUnavailable {
 			r.QuoteError = e.Message
 		} else {
 			return nil, err
@@ -129,7 +128,6 @@ func DisplayAnswer(step *engine.ProcessStep, v string) string {
 // window answered again), the commit is refused with a conflict. method is
 // the payment method the member chose ("" for the club's default).
 func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64, method string) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err

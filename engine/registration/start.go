@@ -19,7 +19,6 @@ import (
 // created reports whether a new instance was made. orgID, when given, must
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if form, done, err := s.loadOpenForm(ctx, userKey, periodID, orgID); done {
 		return form, false, err
 	}

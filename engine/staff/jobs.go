@@ -50,7 +50,6 @@ type MessageOwner struct {
 // StaffJobs lists the failed and dead jobs of the organisation, and those
 // of the portal as a whole when portalWide, oldest due first.
 func (s *Service) StaffJobs(ctx context.Context, organisationID int64, portalWide bool) (_ []StaffJob, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	list, err := jobs.List(ctx, s.DB(), maxStaffJobs, jobs.StateFailed, jobs.StateDead)
 	if err != nil {
 		return nil, err

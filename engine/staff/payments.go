@@ -81,7 +81,6 @@ type AttentionQuery struct {
 // API and `portal payments attention` list them; the season overview
 // counts them.
 func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 500
 	}
@@ -173,7 +172,6 @@ func (s *Service) fillAttentionHouseholds(ctx context.Context, list []AttentionP
 // CountPaymentsNeedingAttention counts what PaymentsNeedingAttention lists
 // (of one period's orders when periodID is not 0).
 func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q AttentionQuery, periodID int64) (_ int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	sel := s.attentionQuery(ctx, s.DB().NewSelect().Model((*engine.Payment)(nil)), q)
 	if periodID != 0 {
 		sel = sel.Where("order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
