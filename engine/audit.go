@@ -159,7 +159,6 @@ type AuditQuery struct {
 
 // AuditLog lists audit rows as q selects them.
 func (s *Service) AuditLog(ctx context.Context, q AuditQuery) (out []AuditRecord, err error) {
-	defer ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
@@ -197,7 +196,6 @@ type AuditFacets struct {
 // AuditFacets lists the distinct actors, actions and kinds of record of
 // an organisation's audit log.
 func (s *Service) AuditFacets(ctx context.Context, orgID int64) (f AuditFacets, err error) {
-	defer ClassifyUnavailable(&err)
 	for col, out := range map[string]*[]string{"actor": &f.Actors, "action": &f.Actions, "target_type": &f.TargetTypes} {
 		if err := s.db.NewSelect().Model((*AuditRecord)(nil)).ColumnExpr("DISTINCT ?", bun.Ident(col)).
 			Where("organisation_id = ?", orgID).OrderExpr("? ASC", bun.Ident(col)).Scan(ctx, out); err != nil {

@@ -18,6 +18,7 @@ import (
 	"portal/engine/demodata"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -326,7 +327,7 @@ func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
 				break
 			}
 			p := paid[rnd.IntN(len(paid))]
-			o, err := engine.LoadOrder(f.Ctx, db, p.OrderID)
+			o, err := store.LoadOrder(f.Ctx, db, p.OrderID)
 			if err != nil {
 				t.Fatal(err)
 			}

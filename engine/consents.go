@@ -176,7 +176,6 @@ func consentViews(ctx context.Context, db bun.IDB, where func(*bun.SelectQuery) 
 // RegistrationConsents are the consents recorded for a registration of
 // the organisation, for its staff page.
 func (s *Service) RegistrationConsents(ctx context.Context, orgID, instanceID int64) (_ []ConsentView, err error) {
-	defer ClassifyUnavailable(&err)
 	if !InScope(ctx, orgID) {
 		return nil, Errorf(CodeNotFound, "organisation not found")
 	}

@@ -156,3 +156,8 @@ func TruncateWAL(ctx context.Context, db bun.IDB) error {
 	}
 	return nil
 }
+
+// InTx runs fn in one transaction on db.
+func InTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return db.RunInTx(ctx, nil, fn)
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -74,18 +75,36 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of err, or CodeInternal for errors the engine did not classify.
+// ErrorCode returns the code of err as AsError reads it, or CodeInternal
+// for errors the engine did not classify.
 func ErrorCode(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := AsError(err); ok {
 		return e.Code
 	}
 	return CodeInternal
 }
 
-// AsError returns err as an engine Error when it is one.
+// AsError returns err as an engine Error when it is one. It is where the
+// engine's unavailability is classified, once for every caller: an error
+// the engine did not classify that is a failure to reach the database
+// (unavailable.go) reads as CodeUnavailable (503, try again) wrapping its
+// cause, whichever statement met the outage, rather than as a defect; so no
+// engine function has to remember to classify its own errors.
 func AsError(err error) (*Error, bool) {
 	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
+	if errors.As(err, &e) {
+		return e, true
+	}
+	if err != nil && isConnectionFailure(err) {
+		return unavailable(err), true
+	}
+	return nil, false
+}
+
+// NotFoundOr turns sql.ErrNoRows into a not-found engine error and wraps anything else.
+func NotFoundOr(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return Errorf(CodeNotFound, "%s not found", what)
+	}
+	return fmt.Errorf("load %s: %w", what, err)
 }

@@ -340,3 +340,15 @@ type OutboxMessage struct {
 	OrderID    *int64 `bun:"order_id,scanonly"`
 	InstanceID *int64 `bun:"instance_id,scanonly"`
 }
+
+// OutboxJob is the payload of a job delivering an outbox message.
+type OutboxJob struct {
+	Message string `json:"message"` // the message's dedup key
+}
+
+// Person statuses as the form shows them.
+const (
+	PersonAvailable      = "Available"
+	PersonPendingPayment = "Pending Payment"
+	PersonRegistered     = "Registered"
+)

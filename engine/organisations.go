@@ -50,13 +50,11 @@ type OrganisationHost struct {
 // Organisations lists every organisation with its hostnames, by id: what
 // the organisation resolver keeps in memory.
 func (s *Service) Organisations(ctx context.Context) (orgs []Organisation, err error) {
-	defer ClassifyUnavailable(&err)
 	return ListOrganisations(ctx, s.db)
 }
 
 // Organisation loads one organisation with its hostnames.
 func (s *Service) Organisation(ctx context.Context, id int64) (org *Organisation, err error) {
-	defer ClassifyUnavailable(&err)
 	return LoadOrganisation(ctx, s.db, id)
 }
 

@@ -11,6 +11,7 @@ import (
 	"portal/engine"
 	"portal/engine/dbtest"
 	"portal/engine/enginetest"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/message"
 )
@@ -35,10 +36,10 @@ func TestConfirmationIsOneJob(t *testing.T) {
 		}
 		msgKey := fmt.Sprintf("membership_confirmation:order:%d", res.Order.ID)
 		if len(all) != 1 || all[0].Kind != "membership_confirmation" || all[0].State != jobs.StateQueued ||
-			*all[0].DedupKey != engine.OutboxJobKey(msgKey) || all[0].Payload != fmt.Sprintf(`{"message":%q}`, msgKey) {
+			*all[0].DedupKey != store.OutboxJobKey(msgKey) || all[0].Payload != fmt.Sprintf(`{"message":%q}`, msgKey) {
 			t.Fatalf("jobs = %+v, want the one queued confirmation", all)
 		}
-		msg, err := engine.OutboxMessageByKey(f.Ctx, db, msgKey)
+		msg, err := store.OutboxMessageByKey(f.Ctx, db, msgKey)
 		if err != nil || msg.SentAt != nil {
 			t.Fatalf("message = %+v, %v", msg, err)
 		}

@@ -95,7 +95,6 @@ func RetentionSettingsOf(ctx context.Context, db bun.IDB, orgID int64) (Retentio
 // RetentionSettings loads an organisation's effective retention settings,
 // in the caller's organisation scope.
 func (s *Service) RetentionSettings(ctx context.Context, orgID int64) (_ RetentionSettings, err error) {
-	defer ClassifyUnavailable(&err)
 	if !InScope(ctx, orgID) {
 		return RetentionSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}
@@ -148,7 +147,6 @@ func retentionAuditView(r RetentionSettings) map[string]any {
 // retention settings in one transaction, audited; an invalid field
 // changes nothing.
 func (s *Service) StaffUpdateRetentionSettings(ctx context.Context, actor Actor, orgID int64, c RetentionSettingsChange) (_ RetentionSettings, err error) {
-	defer ClassifyUnavailable(&err)
 	if !InScope(ctx, orgID) {
 		return RetentionSettings{}, Errorf(CodeNotFound, "organisation not found")
 	}

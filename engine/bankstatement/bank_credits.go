@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -273,7 +274,6 @@ type CreditQuery struct {
 
 // BankCredits lists stored credits, unmatched ones first, then newest first.
 func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCredit, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 200
 	}
@@ -319,7 +319,6 @@ func (s *Service) BankCredits(ctx context.Context, q CreditQuery) (out []BankCre
 // CountUnmatchedCredits counts an organisation's credits still waiting for
 // a treasurer, for the season overview.
 func (s *Service) CountUnmatchedCredits(ctx context.Context, orgID int64) (_ int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	n, err := creditsOf(s.DB().NewSelect().Model((*BankCredit)(nil)), orgID).Where("state = ?", CreditUnmatched).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count unmatched credits: %w", err)
@@ -358,7 +357,6 @@ type CreditResolved struct {
 // form posted twice), it changes nothing and says so; another way is a
 // conflict.
 func (s *Service) ResolveCredit(ctx context.Context, actor engine.Actor, orgID, id int64, r CreditResolution) (_ *CreditResolved, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	r.Note = strings.TrimSpace(r.Note)
 	if len(r.Note) > 500 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the note may be at most 500 characters")
@@ -494,11 +492,11 @@ func (s *Service) markCredit(ctx context.Context, tx bun.IDB, actor engine.Actor
 		if err := tx.NewSelect().Model(&order).Column("organisation_id", "user_key").Where("id = ?", p.OrderID).Scan(ctx); err != nil {
 			return fmt.Errorf("load the paid order: %w", err)
 		}
-		payer, ok, err := engine.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, bc.DebtorName)
+		payer, ok, err := store.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, bc.DebtorName)
 		if err != nil {
 			return err
 		}
-		bc.PayerPersonID = engine.PersonRef(payer, ok)
+		bc.PayerPersonID = store.PersonRef(payer, ok)
 		upd = upd.Set("payer_person_id = ?", bc.PayerPersonID)
 	}
 	res, err := upd.Exec(ctx)

@@ -75,7 +75,6 @@ type StatementImport struct {
 // return naming no debit of the club is reported in Returns and changes
 // nothing, while the rest of the statement still imports.
 func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt engine.StatementOptions) (_ *StatementImport, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if opt.Account == "" {
 		return nil, engine.Errorf(engine.CodeInvalid, "the account to import for is required (PORTAL_BANK_IBAN)")
 	}

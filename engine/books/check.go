@@ -72,7 +72,6 @@ func (f Finding) String() string {
 // Check holds one organisation's books to every rule and returns the
 // violations, none when the books are sound. It only reads.
 func Check(ctx context.Context, svc *engine.Service, orgID int64) (_ []Finding, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	db := svc.DB()
 	var out []Finding
 	for _, check := range []func(context.Context, bun.IDB, int64) ([]Finding, error){creditsOnce, paidOrders} {

@@ -85,7 +85,6 @@ func ScheduleCheck(r *jobs.Runner, svc *engine.Service, now func() time.Time, lo
 
 // Findings are the last nightly run's findings of one organisation.
 func Findings(ctx context.Context, db bun.IDB, orgID int64) (out []StoredFinding, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if err := db.NewSelect().Model(&out).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("books: load findings: %w", err)
 	}

@@ -18,7 +18,6 @@ import (
 // Version loads one version of the organisation's with its steps
 // and their options.
 func (s *Service) Version(ctx context.Context, orgID, id int64) (_ *engine.ProcessDefinition, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	def, err := LoadDefinition(ctx, s.DB(), id)
 	if err != nil {
 		return nil, err

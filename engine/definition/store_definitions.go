@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Store functions for process definitions (process_definitions) with their
@@ -55,7 +56,7 @@ func LoadDefinition(ctx context.Context, db bun.IDB, id int64) (*engine.ProcessD
 // means another import made the same version meanwhile: a conflict.
 func insertDefinition(ctx context.Context, db bun.IDB, def *engine.ProcessDefinition) error {
 	if _, err := db.NewInsert().Model(def).Exec(ctx); err != nil {
-		if engine.IsUniqueViolation(err) {
+		if store.IsUniqueViolation(err) {
 			return engine.Errorf(engine.CodeConflict, "another import of %q ran at the same time; try again", def.Key)
 		}
 		return fmt.Errorf("insert definition: %w", err)

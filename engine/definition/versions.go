@@ -23,7 +23,6 @@ type Version struct {
 // Versions lists orgID's definition versions, of one key or of
 // all ("" key), by key and version.
 func (s *Service) Versions(ctx context.Context, orgID int64, key string) (out []Version, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var defs []engine.ProcessDefinition
 	q := s.DB().NewSelect().Model(&defs).Where("organisation_id = ?", orgID).Order("key ASC", "version ASC")
 	if key != "" {
@@ -80,7 +79,6 @@ type Ref struct {
 // version of a key that an open period uses is refused (conflict): its new
 // registrations would have no definition to start on.
 func (s *Service) SetDefinitionActive(ctx context.Context, actor engine.Actor, orgID int64, ref Ref, change Activation) (v *Version, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		def := new(engine.ProcessDefinition)
 		q := tx.NewSelect().Model(def).Where("organisation_id = ?", orgID)

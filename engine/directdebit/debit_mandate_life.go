@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -103,7 +104,7 @@ func endedMandates(db bun.IDB) *bun.SelectQuery {
 // of another household or club is not found.
 func householdMandate(ctx context.Context, tx bun.Tx, order *engine.Order, id int64) (*DebitMandate, error) {
 	m := new(DebitMandate)
-	q := engine.ForUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
+	q := store.ForUpdate(tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND user_key = ?", id, order.OrganisationID, order.UserKey))
 	if err := q.Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "mandate")
 	}
@@ -160,7 +161,6 @@ func collectUnder(ctx context.Context, tx bun.Tx, event string, order *engine.Or
 // next collection day and the member gets the mandate e-mail. Keeping it
 // again changes nothing.
 func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int64) (_ *DebitMandate, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := s.directDebitOrder(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,6 @@ func (s *Service) KeepMandate(ctx context.Context, orderReference string, id int
 // date and its member is told of the new account. The same change sent
 // twice changes nothing more.
 func (s *Service) AmendMandate(ctx context.Context, orderReference string, id int64, in MandateInput) (_ *DebitMandate, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := s.directDebitOrder(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -221,11 +220,11 @@ func (s *Service) AmendMandate(ctx context.Context, orderReference string, id in
 				m.PreviousIBAN, m.PreviousBIC = "", "" // back to the account the bank knows
 			}
 			m.Holder, m.IBAN, m.BIC, m.AmendedAt, event = acct.Holder, acct.IBAN, acct.BIC, &now, MandateAmended
-			holder, ok, err := engine.HouseholdPersonNamed(ctx, tx, m.OrganisationID, m.UserKey, m.Holder)
+			holder, ok, err := store.HouseholdPersonNamed(ctx, tx, m.OrganisationID, m.UserKey, m.Holder)
 			if err != nil {
 				return err
 			}
-			m.HolderPersonID = engine.PersonRef(holder, ok)
+			m.HolderPersonID = store.PersonRef(holder, ok)
 			if _, err := tx.NewUpdate().Model(m).Column("holder", "holder_person_id", "iban", "bic", "previous_iban", "previous_bic", "amended_at").
 				WherePK().Exec(ctx); err != nil {
 				return fmt.Errorf("amend mandate: %w", err)
@@ -271,7 +270,6 @@ var liveDebitStates = bun.List([]payment.DebitStatus{payment.DebitInRun, payment
 // is not in a collection run yet is due under it; the member may give a
 // new mandate or pay another way. Revoking it again changes nothing.
 func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id int64) (_ *DebitMandate, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -293,7 +291,6 @@ func (s *Service) RevokeMandate(ctx context.Context, orderReference string, id i
 // StaffMandate is mandate id of orgID for staff; another club's is not
 // found.
 func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMandate, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	m := new(DebitMandate)
 	if err := s.DB().NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "mandate")
@@ -306,7 +303,6 @@ func (s *Service) StaffMandate(ctx context.Context, orgID, id int64) (_ *DebitMa
 // mandate of another club is not found; one that no longer holds is left
 // as it is.
 func (s *Service) StaffRevokeMandate(ctx context.Context, actor engine.Actor, orgID, id int64) (_ *DebitMandate, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	m := new(DebitMandate)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {

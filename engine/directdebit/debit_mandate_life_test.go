@@ -15,6 +15,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 )
@@ -181,7 +182,7 @@ func TestMandateKeptChangedRevoked(t *testing.T) {
 		// the account before it, is superseded and not sent.
 		notice := func(key string) *directdebit.MandateNotice {
 			t.Helper()
-			msg, err := engine.OutboxMessageByKey(f.Ctx, db, key)
+			msg, err := store.OutboxMessageByKey(f.Ctx, db, key)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 	"portal/engine/payment"
 )
@@ -53,7 +54,7 @@ func queueMandateNotice(ctx context.Context, tx bun.IDB, event string, m *DebitM
 		key += fmt.Sprintf(":amended:%d", p.AmendedAtMilli)
 	}
 	payload, _ := json.Marshal(p)
-	return engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindMandateNotice, DedupKey: key, Payload: string(payload), CreatedAt: now.UTC()})
+	return store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindMandateNotice, DedupKey: key, Payload: string(payload), CreatedAt: now.UTC()})
 }
 
 // MandateNotice is what a mandate e-mail says. Due is false when there is

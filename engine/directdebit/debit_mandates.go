@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -152,7 +153,6 @@ func debitTerms(ctx context.Context, db bun.IDB, orgID int64) (MandateTerms, err
 
 // DebitPageFor returns what the pay link of an unpaid direct-debit order shows.
 func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *DebitPage, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,6 @@ func (s *Service) DebitPageFor(ctx context.Context, orderReference string) (_ *D
 // keeps, changes or revokes it instead (debit_mandate_life.go); an order
 // whose mandate ended takes a new one.
 func (s *Service) GiveMandate(ctx context.Context, orderReference string, in MandateInput) (_ *DebitMandate, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := payment.Of(s.Service).UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -211,11 +210,11 @@ func (s *Service) GiveMandate(ctx context.Context, orderReference string, in Man
 		if err := checkNoHeldMandate(ctx, tx, order); err != nil {
 			return err
 		}
-		holder, ok, err := engine.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, m.Holder)
+		holder, ok, err := store.HouseholdPersonNamed(ctx, tx, order.OrganisationID, order.UserKey, m.Holder)
 		if err != nil {
 			return err
 		}
-		m.HolderPersonID = engine.PersonRef(holder, ok)
+		m.HolderPersonID = store.PersonRef(holder, ok)
 		terms, err := debitTerms(ctx, tx, order.OrganisationID)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 	"portal/engine/payment"
 )
@@ -430,7 +431,7 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 	}
 	// The order as the return left it: the entry says the change in
 	// words ("Paid → Unpaid"), as a capture's does.
-	after, err := engine.LoadOrder(ctx, tx, order.ID)
+	after, err := store.LoadOrder(ctx, tx, order.ID)
 	if err != nil {
 		return err
 	}
@@ -450,14 +451,14 @@ func (s *Service) takeBackDebit(ctx context.Context, tx bun.Tx, st banking.State
 // order unpaid again and not due for collection, its memberships pending
 // payment, its registration awaiting payment (reopenInstance).
 func (s *Service) reverseOrder(ctx context.Context, tx bun.Tx, order *engine.Order, now time.Time) error {
-	if err := engine.MarkOrderUnpaid(ctx, tx, order.ID); err != nil {
+	if err := store.MarkOrderUnpaid(ctx, tx, order.ID); err != nil {
 		return err
 	}
 	order.Status, order.PaidAt, order.DebitDueOn = engine.OrderUnpaid, nil, nil
-	if _, err := engine.SuspendActiveMemberships(ctx, tx, order.ProcessInstanceID); err != nil {
+	if _, err := store.SuspendActiveMemberships(ctx, tx, order.ProcessInstanceID); err != nil {
 		return err
 	}
-	reopened, err := engine.ReopenInstance(ctx, tx, order.ProcessInstanceID, now)
+	reopened, err := store.ReopenInstance(ctx, tx, order.ProcessInstanceID, now)
 	if err != nil {
 		return err
 	}
@@ -497,7 +498,7 @@ func (s *Service) addReturnFee(ctx context.Context, tx bun.Tx, order *engine.Ord
 	if code := strings.TrimSpace(r.ReasonCode); code != "" {
 		text += " (" + code + ")"
 	}
-	if err := engine.AddOrderLine(ctx, tx, order, engine.OrderLine{Kind: DebitReturnFeeKind, Code: "return:" + debit.EndToEndID, Description: text,
+	if err := store.AddOrderLine(ctx, tx, order, engine.OrderLine{Kind: DebitReturnFeeKind, Code: "return:" + debit.EndToEndID, Description: text,
 		AmountMinor: ps.DebitReturnFeeMinor, Currency: order.Currency}); err != nil {
 		return err
 	}
@@ -529,6 +530,6 @@ func (s *Service) queueReturnMessage(ctx context.Context, tx bun.Tx, order *engi
 	if err != nil {
 		return fmt.Errorf("return message payload: %w", err)
 	}
-	return engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDebitReturned, DedupKey: fmt.Sprintf("%s:order:%d:debit:%d", KindDebitReturned, order.ID, debit.ID),
+	return store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDebitReturned, DedupKey: fmt.Sprintf("%s:order:%d:debit:%d", KindDebitReturned, order.ID, debit.ID),
 		Payload: string(payload), CreatedAt: now})
 }

@@ -15,6 +15,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 )
@@ -107,7 +108,6 @@ type debitCandidate struct {
 // the audit entry are written in one transaction; a concurrent run for the
 // same orders fails on the unique index and changes nothing.
 func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *CollectedRun, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	now := s.Clock()
 	until := req.Until
 	if until.IsZero() {
@@ -222,7 +222,7 @@ func (s *Service) CollectDebits(ctx context.Context, req CollectRequest) (_ *Col
 		// One statement for the debits; another run taking one of these
 		// orders meanwhile breaks the unique index and changes nothing.
 		if _, err := tx.NewInsert().Model(&debits).Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return engine.Errorf(engine.CodeConflict, "another collection run took one of these orders meanwhile; look at the runs again")
 			}
 			return fmt.Errorf("store debits: %w", err)
@@ -421,7 +421,6 @@ func loadOrderLines(ctx context.Context, db bun.IDB, o *engine.Order) error {
 // DebitRuns lists an organisation's collection runs, newest first,
 // without their files.
 func (s *Service) DebitRuns(ctx context.Context, orgID int64) (_ []payment.DebitRun, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var runs []payment.DebitRun
 	if err := s.DB().NewSelect().Model(&runs).ExcludeColumn("file").Where("organisation_id = ?", orgID).
 		Order("created_at DESC", "id DESC").Limit(200).Scan(ctx); err != nil {
@@ -458,7 +457,6 @@ type DebitLine struct {
 // for a cancelled run, whose file must not reach the bank any more;
 // another organisation's run is not found.
 func (s *Service) DebitRunFile(ctx context.Context, orgID, runID int64) (_ *payment.DebitRun, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	run, err := loadDebitRun(ctx, s.DB(), orgID, runID)
 	if err != nil {
 		return nil, err
@@ -473,7 +471,6 @@ func (s *Service) DebitRunFile(ctx context.Context, orgID, runID int64) (_ *paym
 // its debits and those it left out; another organisation's run is not
 // found.
 func (s *Service) DebitRunByID(ctx context.Context, orgID, runID int64) (_ *DebitRunDetail, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	run, err := loadDebitRun(ctx, s.DB(), orgID, runID)
 	if err != nil {
 		return nil, err
@@ -572,7 +569,6 @@ func loadDebitRun(ctx context.Context, db bun.IDB, orgID, runID int64) (*payment
 // again for the next run. A sent run cannot be cancelled (its debits are
 // at the bank; a return takes one back); a cancelled one stays cancelled.
 func (s *Service) CancelDebitRun(ctx context.Context, actor engine.Actor, orgID, runID int64) (_ *payment.DebitRun, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var run *payment.DebitRun
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		run, err = lockPreparedRun(ctx, tx, orgID, runID, "cancelled")
@@ -603,7 +599,7 @@ func (s *Service) CancelDebitRun(ctx context.Context, actor engine.Actor, orgID,
 // changes nothing), any other state that is not prepared is a conflict.
 func lockPreparedRun(ctx context.Context, tx bun.Tx, orgID, runID int64, change string) (*payment.DebitRun, error) {
 	run := new(payment.DebitRun)
-	err := engine.ForUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
+	err := store.ForUpdate(tx.NewSelect().Model(run).ExcludeColumn("file").Where("id = ? AND organisation_id = ?", runID, orgID)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, engine.Errorf(engine.CodeNotFound, "collection run not found")
 	}
@@ -639,7 +635,6 @@ type SentDebitRun struct {
 // again settles what an interrupted call left, and otherwise changes
 // nothing.
 func (s *Service) MarkDebitRunSent(ctx context.Context, actor engine.Actor, orgID, runID int64) (_ *SentDebitRun, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var run *payment.DebitRun
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -878,7 +873,6 @@ func (collectedDebits) Refund(context.Context, engine.RefundRequest) (string, er
 // as MarkDebitRunSent does, for every organisation or the one ctx is
 // scoped to (engine/job_scope.go). It returns how many runs it marked.
 func (s *Service) SettleDueDebitRuns(ctx context.Context) (_ int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	today := payment.DateOf(s.Clock())
 	var runs []payment.DebitRun
 	q := engine.ScopeOrg(ctx, s.DB().NewSelect().Model(&runs).ExcludeColumn("file").Where("status = ?", payment.DebitRunPrepared), "organisation_id")

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/registration"
@@ -120,7 +121,6 @@ var (
 // the new ones. With Send each gets an e-mail through the job runner. The
 // audit log keeps what actor asked for and how many were invited.
 func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, orgID int64, req Request) (rep *Report, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if req.Expires == 0 {
 		org, err := engine.LoadOrganisation(ctx, s.DB(), orgID)
 		if err != nil {
@@ -186,7 +186,7 @@ func (s *Service) CreateInvitations(ctx context.Context, actor engine.Actor, org
 			}
 			if req.Send {
 				payload, _ := json.Marshal(Payload{InvitationID: inv.ID})
-				if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
+				if err := store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindInvitation, DedupKey: invitationMessageKey(inv.ID),
 					Recipient: strings.Join(emails[key], ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 					return err
 				}
@@ -394,7 +394,7 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 	}
 	out := make(map[string][]string, len(persons))
 	for k, ps := range persons {
-		out[k] = engine.UniqueAddresses(ps)
+		out[k] = store.UniqueAddresses(ps)
 	}
 	return out, nil
 }
@@ -402,7 +402,6 @@ func householdAddresses(ctx context.Context, db bun.IDB, orgID int64, keys []str
 // Invitations lists the invitations of a period of orgID, newest first,
 // with the state each reached: what the admin API and the staff pages show.
 func (s *Service) Invitations(ctx context.Context, orgID, periodID int64) (out []Status, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = registration.Of(s.Service).OnOneConn(ctx, func(db bun.IDB) error {
 		if _, err := organisation.OrgPeriod(ctx, db, orgID, periodID); err != nil {
 			return err
@@ -475,7 +474,6 @@ func (st *Status) state(now time.Time) State {
 // RevokeInvitation withdraws one invitation of orgID: its link is refused
 // from then on (audited as actor's). Revoking a revoked one changes nothing.
 func (s *Service) RevokeInvitation(ctx context.Context, actor engine.Actor, orgID, id int64) (inv *Invitation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inv = new(Invitation)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
@@ -506,7 +504,6 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor engine.Actor, orgI
 // (invitation.revoke, one per call, naming the household and the period)
 // are one transaction; revoking none writes none.
 func (s *Service) RevokeInvitationsOf(ctx context.Context, actor engine.Actor, orgID, periodID int64, userKey string) (n int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if _, err := organisation.OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return 0, err
 	}
@@ -535,7 +532,6 @@ func (s *Service) RevokeInvitationsOf(ctx context.Context, actor engine.Actor, o
 // (ErrInvitationRevoked, ErrInvitationExpired), records the first open
 // and returns the invitation, whose user key the caller signs in.
 func (s *Service) OpenInvitation(ctx context.Context, orgID, id int64) (inv *Invitation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inv = new(Invitation)
 	if err := s.DB().NewSelect().Model(inv).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "invitation")
@@ -600,7 +596,7 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p Payload, now time.Tim
 	} else if _, ok := reg[inv.UserKey]; ok {
 		return nil, ErrNotDue
 	}
-	period, err := engine.LoadPeriod(ctx, db, inv.PeriodID)
+	period, err := store.LoadPeriod(ctx, db, inv.PeriodID)
 	if err != nil {
 		return nil, err
 	}
@@ -612,7 +608,7 @@ func LoadInvitationMail(ctx context.Context, db bun.IDB, p Payload, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	m.Organisation, m.Club, m.To = *org, org.Name, engine.UniqueAddresses(persons[inv.UserKey])
+	m.Organisation, m.Club, m.To = *org, org.Name, store.UniqueAddresses(persons[inv.UserKey])
 	for _, p := range persons[inv.UserKey] {
 		m.Persons = append(m.Persons, p.FirstName+" "+p.LastName)
 	}

@@ -63,7 +63,6 @@ type CardCheck struct {
 
 // VerifyCard resolves a card token; an unknown token is not found.
 func (s *Service) VerifyCard(ctx context.Context, token string) (_ *CardCheck, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if len(token) < 20 || len(token) > 64 {
 		return nil, engine.Errorf(engine.CodeNotFound, "card not found")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // ConfirmedMember is one person whose membership an order paid for.
@@ -52,7 +53,7 @@ func ConfirmationOrder(msg *engine.OutboxMessage) (int64, error) {
 
 // LoadConfirmation gathers the confirmation of a paid order.
 func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirmation, error) {
-	order, err := engine.LoadOrder(ctx, db, orderID)
+	order, err := store.LoadOrder(ctx, db, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	if err := db.NewSelect().Model(&c.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "organisation")
 	}
-	period, err := engine.LoadPeriod(ctx, db, order.PeriodID)
+	period, err := store.LoadPeriod(ctx, db, order.PeriodID)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	for i, m := range ms {
 		ids[i] = m.PersonID
 	}
-	persons, err := engine.PersonsByID(ctx, db, ids)
+	persons, err := store.PersonsByID(ctx, db, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 	for _, p := range persons {
 		byID[p.ID] = p
 	}
-	types, err := engine.MembershipTypes(ctx, db, order.OrganisationID)
+	types, err := store.MembershipTypes(ctx, db, order.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func LoadConfirmation(ctx context.Context, db bun.IDB, orderID int64) (*Confirma
 		members = append(members, p)
 		c.Members = append(c.Members, ConfirmedMember{Person: p, Membership: m, Type: typeByID[m.MembershipTypeID]})
 	}
-	c.Recipients = engine.UniqueAddresses(members)
+	c.Recipients = store.UniqueAddresses(members)
 	return c, nil
 }
 

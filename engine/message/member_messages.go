@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Messages about a person's membership rather than an order: the welcome
@@ -76,7 +77,7 @@ func QueueWelcomes(ctx context.Context, db *bun.DB, now time.Time) (int, error) 
 		msgs = append(msgs, &engine.OutboxMessage{Kind: KindWelcome, DedupKey: fmt.Sprintf("%s:org:%d:person:%d", KindWelcome, org, m.PersonID),
 			Payload: string(payload), CreatedAt: now})
 	}
-	if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+	if err := store.QueueMessagesNow(ctx, db, msgs); err != nil {
 		return 0, err
 	}
 	return len(msgs), nil
@@ -131,7 +132,7 @@ func QueueExpiryReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 		msgs[i] = &engine.OutboxMessage{Kind: KindExpiryReminder, DedupKey: fmt.Sprintf("%s:membership:%d", KindExpiryReminder, r.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
 	}
-	if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+	if err := store.QueueMessagesNow(ctx, db, msgs); err != nil {
 		return 0, err
 	}
 	return len(rows), nil
@@ -168,7 +169,7 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 	if err := db.NewSelect().Model(&m.Type).Where("id = ?", m.Membership.MembershipTypeID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "membership type")
 	}
-	period, err := engine.LoadPeriod(ctx, db, m.Membership.PeriodID)
+	period, err := store.LoadPeriod(ctx, db, m.Membership.PeriodID)
 	if err != nil {
 		return nil, err
 	}
@@ -176,18 +177,18 @@ func LoadMemberMessage(ctx context.Context, db bun.IDB, p MemberMessagePayload) 
 	if err := db.NewSelect().Model(&m.Organisation).Where("id = ?", m.Period.OrganisationID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "organisation")
 	}
-	m.Recipients = engine.UniqueAddresses([]engine.Person{m.Person})
+	m.Recipients = store.UniqueAddresses([]engine.Person{m.Person})
 	if len(m.Recipients) == 0 && m.Membership.ProcessInstanceID != nil {
 		var ids []int64
 		if err := db.NewSelect().Model((*engine.Membership)(nil)).Column("person_id").
 			Where("process_instance_id = ?", *m.Membership.ProcessInstanceID).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
 			return nil, fmt.Errorf("load the registration's persons: %w", err)
 		}
-		household, err := engine.PersonsByID(ctx, db, ids)
+		household, err := store.PersonsByID(ctx, db, ids)
 		if err != nil {
 			return nil, err
 		}
-		m.Recipients = engine.UniqueAddresses(household)
+		m.Recipients = store.UniqueAddresses(household)
 	}
 	if m.Membership.ProcessInstanceID != nil {
 		if m.Language, err = RegistrationLanguage(ctx, db, *m.Membership.ProcessInstanceID); err != nil {

@@ -85,7 +85,6 @@ func WithoutOptOuts(ctx context.Context, db bun.IDB, orgID int64, category strin
 // Unsubscribe records an opt-out of the one-click unsubscribe link, in
 // the request's organisation scope.
 func (s *Service) Unsubscribe(ctx context.Context, orgID int64, category string, addresses []string) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}

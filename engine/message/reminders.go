@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 )
 
@@ -78,7 +79,7 @@ func QueueUnpaidReminders(ctx context.Context, db *bun.DB, now time.Time) (int, 
 			break
 		}
 	}
-	if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+	if err := store.QueueMessagesNow(ctx, db, msgs); err != nil {
 		return 0, err
 	}
 	return len(msgs), nil
@@ -102,7 +103,7 @@ type UnpaidReminder struct {
 
 // LoadUnpaidReminder gathers an unpaid reminder.
 func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload) (*UnpaidReminder, error) {
-	order, err := engine.LoadOrder(ctx, db, p.OrderID)
+	order, err := store.LoadOrder(ctx, db, p.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 	if err := db.NewSelect().Model(&r.Organisation).Where("id = ?", order.OrganisationID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "organisation")
 	}
-	period, err := engine.LoadPeriod(ctx, db, order.PeriodID)
+	period, err := store.LoadPeriod(ctx, db, order.PeriodID)
 	if err != nil {
 		return nil, err
 	}
@@ -124,10 +125,10 @@ func LoadUnpaidReminder(ctx context.Context, db bun.IDB, p UnpaidReminderPayload
 		Where("process_instance_id = ? AND status = ?", order.ProcessInstanceID, engine.MembershipPending).OrderExpr("person_id").Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("load reminded persons: %w", err)
 	}
-	if r.Persons, err = engine.PersonsByID(ctx, db, ids); err != nil {
+	if r.Persons, err = store.PersonsByID(ctx, db, ids); err != nil {
 		return nil, err
 	}
-	r.Recipients = engine.UniqueAddresses(r.Persons)
+	r.Recipients = store.UniqueAddresses(r.Persons)
 	if r.Language, err = RegistrationLanguage(ctx, db, order.ProcessInstanceID); err != nil {
 		return nil, err
 	}

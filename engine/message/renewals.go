@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Renewal prompts: when an organisation's next period of the same kind
@@ -100,7 +101,7 @@ func QueueRenewalPrompts(ctx context.Context, db *bun.DB, now time.Time) (int, e
 				NextPeriodID: next.ID, UserKey: h.userKey, PersonIDs: h.persons})
 			msgs[i] = &engine.OutboxMessage{Kind: KindRenewalPrompt, DedupKey: renewalKey(next.ID, h.userKey), Payload: string(payload), CreatedAt: now}
 		}
-		if err := engine.QueueMessagesNow(ctx, db, msgs); err != nil {
+		if err := store.QueueMessagesNow(ctx, db, msgs); err != nil {
 			return n, err
 		}
 		n += len(msgs)
@@ -187,13 +188,13 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 		id   int64
 		into *engine.MembershipPeriod
 	}{{p.EndingPeriodID, &r.Ending}, {p.NextPeriodID, &r.Next}} {
-		period, err := engine.LoadPeriod(ctx, db, x.id)
+		period, err := store.LoadPeriod(ctx, db, x.id)
 		if err != nil {
 			return nil, err
 		}
 		*x.into = *period
 	}
-	statuses, err := engine.MembershipStatuses(ctx, db, p.NextPeriodID, p.PersonIDs)
+	statuses, err := store.MembershipStatuses(ctx, db, p.NextPeriodID, p.PersonIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -203,10 +204,10 @@ func LoadRenewalPrompt(ctx context.Context, db bun.IDB, p RenewalPromptPayload) 
 			open = append(open, id)
 		}
 	}
-	if r.Persons, err = engine.PersonsByID(ctx, db, open); err != nil {
+	if r.Persons, err = store.PersonsByID(ctx, db, open); err != nil {
 		return nil, err
 	}
-	r.Recipients = engine.UniqueAddresses(r.Persons)
+	r.Recipients = store.UniqueAddresses(r.Persons)
 	if r.Language, err = HouseholdLanguage(ctx, db, p.OrganisationID, p.UserKey); err != nil {
 		return nil, err
 	}

@@ -276,7 +276,6 @@ func messageSettingsAuditView(m Settings) map[string]any {
 
 // updateMessageSettings is UpdateMessageSettings, audited when actor is set.
 func (s *Service) updateMessageSettings(ctx context.Context, actor *engine.Actor, orgID int64, c SettingsChange) (_ Settings, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return Settings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
@@ -321,7 +320,6 @@ func (s *Service) StoreMessageSettings(ctx context.Context, tx bun.Tx, actor *en
 // Settings loads an organisation's effective message settings, in
 // the caller's organisation scope.
 func (s *Service) Settings(ctx context.Context, orgID int64) (_ Settings, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return Settings{}, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}

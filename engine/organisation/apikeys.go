@@ -67,7 +67,6 @@ func (s *Service) StaffCreateAPIKey(ctx context.Context, actor engine.Actor, org
 }
 
 func (s *Service) createAPIKey(ctx context.Context, actor *engine.Actor, orgID int64, name string, scope APIKeyScope) (key string, k *APIKey, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	name = strings.TrimSpace(name)
 	var fields []engine.FieldError
 	if name == "" || !engine.Printable(name, 100) {
@@ -105,7 +104,6 @@ func (s *Service) createAPIKey(ctx context.Context, actor *engine.Actor, orgID i
 
 // APIKeys lists an organisation's keys, revoked ones included, newest first.
 func (s *Service) APIKeys(ctx context.Context, orgID int64) (keys []APIKey, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if err := s.DB().NewSelect().Model(&keys).Where("organisation_id = ?", orgID).Order("id DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load api keys: %w", err)
 	}
@@ -125,7 +123,6 @@ func (s *Service) StaffRevokeAPIKey(ctx context.Context, actor engine.Actor, org
 }
 
 func (s *Service) revokeAPIKey(ctx context.Context, actor *engine.Actor, orgID, id int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = COALESCE(revoked_at, ?)", s.Clock()).
 			Where("id = ? AND organisation_id = ?", id, orgID).Exec(ctx)
@@ -151,7 +148,6 @@ const apiKeyTouchEvery = time.Minute
 // error for one that is unknown, malformed or revoked (alike: which of
 // them is not revealed).
 func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (k *APIKey, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	denied := engine.Errorf(engine.CodeUnauthorized, "The API key is not valid.")
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > 200 {
 		return nil, denied

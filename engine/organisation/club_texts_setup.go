@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Editing a period's texts on the staff setup page: its name and its
@@ -35,13 +36,12 @@ type PeriodTexts struct {
 // field ("name", "nameTexts.fr", "rules.CODE.label",
 // "rules.CODE.labelTexts.fr").
 func (s *Service) StaffSetPeriodTexts(ctx context.Context, actor engine.Actor, orgID, periodID int64, in PeriodTexts) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		p, err := OrgPeriod(ctx, tx, orgID, periodID)
 		if err != nil {
 			return err
 		}
-		rules, err := engine.PriceRules(ctx, tx, periodID)
+		rules, err := store.PriceRules(ctx, tx, periodID)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,6 @@ type MissingText struct {
 // enabled, what is still to translate. Texts given once (for every
 // language) are complete.
 func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []MissingText, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	langs, err := engine.OrgTextLanguages(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err
@@ -145,7 +144,7 @@ func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []Miss
 			}
 		}
 	}
-	types, err := engine.MembershipTypes(ctx, s.DB(), orgID)
+	types, err := store.MembershipTypes(ctx, s.DB(), orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +158,7 @@ func (s *Service) MissingClubTexts(ctx context.Context, orgID int64) (out []Miss
 	for _, p := range periods {
 		field := fmt.Sprintf("periods.%d", p.ID)
 		missing(TextPeriodName, p.Name, field+".nameTexts", p.NameTexts)
-		rules, err := engine.PriceRules(ctx, s.DB(), p.ID)
+		rules, err := store.PriceRules(ctx, s.DB(), p.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 )
 
@@ -150,7 +151,6 @@ func (s *Service) CreateOrganisation(ctx context.Context, c OrganisationChange) 
 // (organisation.create, in the new organisation's log) when actor is set:
 // `portal orgs create`.
 func (s *Service) CreateOrganisationBy(ctx context.Context, actor *engine.Actor, c OrganisationChange) (org *engine.Organisation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if c.Name == nil || c.Slug == nil {
 		return nil, &engine.Error{Code: engine.CodeValidation, Message: "An organisation needs a name and a slug.",
 			Fields: []engine.FieldError{{Field: "name", Message: "is required"}, {Field: "slug", Message: "is required"}}}
@@ -188,7 +188,6 @@ func (s *Service) UpdateOrganisation(ctx context.Context, id int64, c Organisati
 // UpdateOrganisationBy is UpdateOrganisation, audited in its transaction
 // when actor is set (the staff pages).
 func (s *Service) UpdateOrganisationBy(ctx context.Context, actor *engine.Actor, id int64, c OrganisationChange) (org *engine.Organisation, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, id) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
@@ -296,7 +295,7 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 		rows = append(rows, engine.OrganisationHost{Hostname: h, OrganisationID: id})
 	}
 	if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		if engine.IsUniqueViolation(err) {
+		if store.IsUniqueViolation(err) {
 			return &engine.Error{Code: engine.CodeConflict, Message: "A hostname is already used by another organisation.",
 				Fields: []engine.FieldError{{Field: "hostnames", Message: "already used by another organisation"}}, Err: err}
 		}
@@ -306,7 +305,7 @@ func applyOrganisationChange(ctx context.Context, tx bun.Tx, id int64, c Organis
 }
 
 func orgConflictOr(err error) error {
-	if engine.IsUniqueViolation(err) {
+	if store.IsUniqueViolation(err) {
 		return &engine.Error{Code: engine.CodeConflict, Message: "The slug is already used by another organisation.",
 			Fields: []engine.FieldError{{Field: "slug", Message: "already used by another organisation"}}, Err: err}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 )
 
 // An organisation's setup through the admin API: its membership types and
@@ -23,7 +24,6 @@ var (
 
 // MembershipTypes lists an organisation's membership types by id.
 func (s *Service) MembershipTypes(ctx context.Context, orgID int64) (types []engine.MembershipType, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if err := s.DB().NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load membership types: %w", err)
 	}
@@ -43,7 +43,6 @@ func (s *Service) StaffCreateMembershipType(ctx context.Context, actor engine.Ac
 }
 
 func (s *Service) createMembershipType(ctx context.Context, actor *engine.Actor, t engine.MembershipType) (_ *engine.MembershipType, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	t.ID = 0
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		langs, err := engine.OrgTextLanguages(ctx, tx, t.OrganisationID)
@@ -103,7 +102,7 @@ func checkMembershipType(t *engine.MembershipType, langs engine.TextLanguages) e
 }
 
 func membershipTypeStoreError(err error) error {
-	if engine.IsUniqueViolation(err) {
+	if store.IsUniqueViolation(err) {
 		return &engine.Error{Code: engine.CodeConflict, Message: "The organisation already has a membership type with this code.",
 			Fields: []engine.FieldError{{Field: "code", Message: "already used"}}, Err: err}
 	}
@@ -134,7 +133,6 @@ func (s *Service) StaffUpdateMembershipType(ctx context.Context, actor engine.Ac
 }
 
 func (s *Service) updateMembershipType(ctx context.Context, actor *engine.Actor, orgID, id int64, ch MembershipTypeChange) (t *engine.MembershipType, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if t, err = orgMembershipType(ctx, tx, orgID, id); err != nil {
 			return err
@@ -199,7 +197,6 @@ func (s *Service) StaffDeleteMembershipType(ctx context.Context, actor engine.Ac
 }
 
 func (s *Service) deleteMembershipType(ctx context.Context, actor *engine.Actor, orgID, id int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		t, err := orgMembershipType(ctx, tx, orgID, id)
 		if err != nil {
@@ -234,7 +231,6 @@ func orgMembershipType(ctx context.Context, db bun.IDB, orgID, id int64) (*engin
 
 // Periods lists an organisation's membership periods, newest start first.
 func (s *Service) Periods(ctx context.Context, orgID int64) (periods []engine.MembershipPeriod, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if err := s.DB().NewSelect().Model(&periods).Where("organisation_id = ?", orgID).Order("start_date DESC", "id DESC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load periods: %w", err)
 	}
@@ -268,7 +264,6 @@ func (s *Service) StaffCreatePeriod(ctx context.Context, actor engine.Actor, org
 }
 
 func (s *Service) createPeriod(ctx context.Context, actor *engine.Actor, orgID int64, in PeriodInput) (_ *engine.MembershipPeriod, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var fields []engine.FieldError
 	for _, f := range []struct {
 		name string
@@ -313,7 +308,6 @@ func (s *Service) UpdatePeriod(ctx context.Context, orgID, id int64, in PeriodIn
 // UpdatePeriodBy is UpdatePeriod, audited in its transaction when actor is
 // set (the staff pages).
 func (s *Service) UpdatePeriodBy(ctx context.Context, actor *engine.Actor, orgID, id int64, in PeriodInput) (p *engine.MembershipPeriod, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		p = new(engine.MembershipPeriod)
 		if err := tx.NewSelect().Model(p).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {

@@ -228,7 +228,6 @@ func (s *Service) StaffImportPersons(ctx context.Context, orgID int64, rows []Pe
 }
 
 func (s *Service) importPersons(ctx context.Context, orgID int64, rows []PersonRow, validKey func(string) bool, opt PersonImportOptions) (rep *ImportReport, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
@@ -412,7 +411,6 @@ func (s *Service) StaffUnlinkPersons(ctx context.Context, actor engine.Actor, or
 }
 
 func (s *Service) unlinkPersons(ctx context.Context, actor *engine.Actor, orgID int64, links []PersonLink) (removed int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return 0, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}

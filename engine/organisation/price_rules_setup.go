@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/registration"
 )
 
@@ -34,11 +35,10 @@ var ruleKindList = func() string {
 
 // PriceRules lists a period's price rules; the period must be the organisation's.
 func (s *Service) PriceRules(ctx context.Context, orgID, periodID int64) (rules []engine.PriceRule, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if _, err := OrgPeriod(ctx, s.DB(), orgID, periodID); err != nil {
 		return nil, err
 	}
-	return engine.PriceRules(ctx, s.DB(), periodID)
+	return store.PriceRules(ctx, s.DB(), periodID)
 }
 
 func OrgPeriod(ctx context.Context, db bun.IDB, orgID, periodID int64) (*engine.MembershipPeriod, error) {
@@ -93,7 +93,6 @@ func priceRulesAuditView(rules []engine.PriceRule) []map[string]any {
 }
 
 func (s *Service) replacePriceRules(ctx context.Context, actor *engine.Actor, orgID, periodID int64, rules []engine.PriceRule) (out []engine.PriceRule, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		if _, err := OrgPeriod(ctx, tx, orgID, periodID); err != nil {
 			return err
@@ -104,7 +103,7 @@ func (s *Service) replacePriceRules(ctx context.Context, actor *engine.Actor, or
 				return fmt.Errorf("load price rules: %w", err)
 			}
 		}
-		types, err := engine.MembershipTypes(ctx, tx, orgID)
+		types, err := store.MembershipTypes(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}

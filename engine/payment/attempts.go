@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // WithPaymentProviders replaces how a registration's provider is chosen:
@@ -134,7 +135,7 @@ func (s *Service) StartPayment(ctx context.Context, order *engine.Order) string 
 // "" while the order has no payment attempt yet (the provider was down at
 // commit) or is not unpaid. It only reads: it is called inside transactions.
 func (s *Service) PayLinkFor(ctx context.Context, db bun.IDB, instanceID int64) (string, error) {
-	order, err := engine.LiveOrder(ctx, db, instanceID)
+	order, err := store.LiveOrder(ctx, db, instanceID)
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +155,6 @@ func (s *Service) PayLinkFor(ctx context.Context, db bun.IDB, instanceID int64) 
 // link is in e-mails, and its reference is unguessable. A paid or cancelled
 // order is a conflict, an unknown reference not found.
 func (s *Service) FollowPayLink(ctx context.Context, orderReference string) (_ *engine.Payment, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -211,7 +211,6 @@ type PaymentLinkNotice struct {
 // for the messages' job to e-mail. The job runner calls it periodically;
 // an order whose provider is still down is simply tried the next time.
 func (s *Service) CreateMissingPaymentLinks(ctx context.Context, limit int) (_ []PaymentLinkNotice, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return s.createMissingLinks(ctx, 0, limit)
 }
 
@@ -240,12 +239,11 @@ type PaymentView struct {
 
 // PaymentForPage loads a payment attempt and its order by reference.
 func (s *Service) PaymentForPage(ctx context.Context, reference string) (_ *PaymentView, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	p, err := paymentByReference(ctx, s.DB(), reference)
 	if err != nil {
 		return nil, err
 	}
-	order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
+	order, err := store.LoadOrder(ctx, s.DB(), p.OrderID)
 	if err != nil {
 		return nil, err
 	}

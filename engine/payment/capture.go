@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 )
 
 // BankTransferProvider is the name of the bank-transfer provider
@@ -80,7 +81,6 @@ const BankCaptureEvent = "bank_transfer.capture"
 // recorded on the payment as its problem and never completes anything;
 // staff settle it with the member.
 func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the amount captured must be more than zero")
 	}
@@ -169,7 +169,7 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 // OrgOfOrder is an order's organisation (0 when it cannot be read: the
 // default provider then).
 func (s *Service) OrgOfOrder(ctx context.Context, orderID int64) int64 {
-	o, err := engine.LoadOrder(ctx, s.DB(), orderID)
+	o, err := store.LoadOrder(ctx, s.DB(), orderID)
 	if err != nil {
 		return 0
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/message"
 )
@@ -54,7 +55,7 @@ func QueueMissingPaymentLinks(ctx context.Context, db *bun.DB, now time.Time) (i
 		payload, _ := json.Marshal(PaymentLinkPayload{OrderID: o.ID})
 		msg := &engine.OutboxMessage{Kind: KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d", KindPaymentLink, o.ID),
 			Payload: string(payload), CreatedAt: now.UTC()}
-		if err := engine.QueueMessageNow(ctx, db, msg); err != nil {
+		if err := store.QueueMessageNow(ctx, db, msg); err != nil {
 			return i, err
 		}
 	}

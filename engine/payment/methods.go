@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Payment methods per club (issue 29): a club offers one or more methods
@@ -106,11 +107,10 @@ func (s *Service) methodsIn(ctx context.Context, db bun.IDB, orgID int64, curren
 // club's methods that take the period's currency (direct debit only for
 // a period in euro). One method: nothing to choose.
 func (s *Service) PaymentMethods(ctx context.Context, orgID, periodID int64) (_ []string, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
-	period, err := engine.LoadPeriod(ctx, s.DB(), periodID)
+	period, err := store.LoadPeriod(ctx, s.DB(), periodID)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,6 @@ type PayLinkChoice struct {
 // PayLinkMethods answers the pay link of an unpaid order before the
 // checkout: the methods to choose from again. Errors as FollowPayLink.
 func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ *PayLinkChoice, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err
@@ -204,7 +203,6 @@ func (s *Service) PayLinkMethods(ctx context.Context, orderReference string) (_ 
 // FollowPayLink does: an open attempt of another method is closed first,
 // so that only one can be paid.
 func (s *Service) ChoosePaymentMethod(ctx context.Context, orderReference, method string) (_ *engine.Payment, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	order, err := s.UnpaidOrderByReference(ctx, orderReference)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // reconcileOnLoadTimeout bounds the reconciliation a registration's load runs.
@@ -25,7 +25,6 @@ type ReconcileReport struct {
 // does the same for that registration, and makes a payment link missing
 // since the commit.
 func (s *Service) ReconcilePayments(ctx context.Context, olderThan time.Duration, limit int) (_ ReconcileReport, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return s.reconcile(ctx, 0, olderThan, limit)
 }
 
@@ -37,7 +36,7 @@ func (s *Service) reconcile(ctx context.Context, orderID int64, olderThan time.D
 	}
 	for i := range pending {
 		p := &pending[i]
-		order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
+		order, err := store.LoadOrder(ctx, s.DB(), p.OrderID)
 		if err != nil {
 			return rep, err
 		}

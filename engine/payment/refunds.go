@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 )
 
@@ -81,7 +82,7 @@ func (s *Service) refundOne(ctx context.Context, p *engine.Payment) (bool, error
 	if p.RefundStatus != engine.RefundDue || p.RefundManual {
 		return false, nil
 	}
-	order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
+	order, err := store.LoadOrder(ctx, s.DB(), p.OrderID)
 	if err != nil {
 		return false, err
 	}
@@ -156,7 +157,6 @@ func (s *Service) StaffMarkRefundPaidBack(ctx context.Context, actor engine.Acto
 }
 
 func (s *Service) markRefundPaidBack(ctx context.Context, actor *engine.Actor, reference, note string) (_ *engine.Payment, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	p, err := s.refundTarget(ctx, reference)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (s *Service) markRefundPaidBack(ctx context.Context, actor *engine.Actor, r
 		if n, _ := res.RowsAffected(); n != 1 {
 			return engine.Errorf(engine.CodeConflict, "the refund of %s was recorded before", p.Reference)
 		}
-		order, err := engine.LoadOrder(ctx, tx, p.OrderID)
+		order, err := store.LoadOrder(ctx, tx, p.OrderID)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // secondCreditOutcome is the payment event outcome of a bank credit for an
@@ -45,7 +46,7 @@ func (s *Service) secondCredit(ctx context.Context, tx bun.Tx, paid *engine.Paym
 		credit.TransactionID = &c.TransactionID
 	}
 	if _, err := tx.NewInsert().Model(credit).Exec(ctx); err != nil {
-		if engine.IsUniqueViolation(err) {
+		if store.IsUniqueViolation(err) {
 			return engine.Errorf(engine.CodeConflict, "this bank credit was recorded before on another payment")
 		}
 		return fmt.Errorf("record second credit: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // KindConfirmation is the outbox message (and job) kind of the
@@ -68,7 +69,6 @@ func attemptOutcome(p *engine.Payment) engine.PaymentOutcome {
 // established, or, while the attempt is still pending, what a retrieval
 // from the provider's API says.
 func (s *Service) CompletePayment(ctx context.Context, ret engine.PaymentReturn) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, ret.Reference)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,6 @@ func (s *Service) CompletePayment(ctx context.Context, ret engine.PaymentReturn)
 // PaymentState is the attempt's state as the portal knows it, retrieving
 // it from the provider while it is pending (the confirming page polls it).
 func (s *Service) PaymentState(ctx context.Context, reference string) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	view, err := s.PaymentForPage(ctx, reference)
 	if err != nil {
 		return nil, err
@@ -135,7 +134,6 @@ func (s *Service) currentResult(ctx context.Context, reference string) (*Payment
 // no error is an event the portal does not act on. A forged event is
 // invalid; an event for an attempt the portal does not know is not found.
 func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return s.receiveEvent(ctx, s.Payments, 0, providerName, payload, signature)
 }
 
@@ -145,7 +143,6 @@ func (s *Service) ReceivePaymentEvent(ctx context.Context, providerName string, 
 // settled. An organisation without a provider of its own that takes
 // events is not found.
 func (s *Service) ReceiveOrganisationPaymentEvent(ctx context.Context, orgID int64, providerName string, payload []byte, signature string) (_ *PaymentResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
@@ -233,7 +230,7 @@ func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c
 			return nil
 		}
 		if res.Order != nil {
-			order, err := engine.LoadOrder(ctx, tx, res.Order.ID)
+			order, err := store.LoadOrder(ctx, tx, res.Order.ID)
 			if err != nil {
 				return err
 			}
@@ -438,14 +435,14 @@ func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*engine.Paym
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := engine.LockInstance(ctx, tx, instanceID); err != nil {
+	if err := store.LockInstance(ctx, tx, instanceID); err != nil {
 		return nil, nil, err
 	}
 	p, err := paymentByReference(ctx, tx, reference)
 	if err != nil {
 		return nil, nil, err
 	}
-	order, err := engine.LoadOrder(ctx, tx, p.OrderID)
+	order, err := store.LoadOrder(ctx, tx, p.OrderID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -454,11 +451,11 @@ func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*engine.Paym
 
 // activate marks a paid order's registration complete and queues the confirmation.
 func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, now time.Time) error {
-	if err := engine.MarkOrderPaid(ctx, tx, order.ID, now); err != nil {
+	if err := store.MarkOrderPaid(ctx, tx, order.ID, now); err != nil {
 		return err
 	}
 	order.Status, order.PaidAt = engine.OrderPaid, &now
-	activated, err := engine.ActivatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
+	activated, err := store.ActivatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
 	if err != nil {
 		return err
 	}
@@ -473,10 +470,10 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, 
 			return err
 		}
 	}
-	if err := engine.CompleteInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
+	if err := store.CompleteInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
 		return err
 	}
-	persons, err := engine.ActiveMembersOf(ctx, tx, order.ProcessInstanceID)
+	persons, err := store.ActiveMembersOf(ctx, tx, order.ProcessInstanceID)
 	if err != nil {
 		return err
 	}
@@ -507,7 +504,7 @@ func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, 
 	}
 	msg := &engine.OutboxMessage{Kind: KindConfirmation, DedupKey: dedup,
 		Recipient: recipient, Payload: string(payload), CreatedAt: now}
-	return engine.QueueMessage(ctx, tx, msg)
+	return store.QueueMessage(ctx, tx, msg)
 }
 
 // confirmationAudit is a payment confirmed by staff (a bank transfer
@@ -530,7 +527,7 @@ func newConfirmationAudit(p *engine.Payment, order *engine.Order, ev *engine.Pay
 // payment's and the order's status before and after ("Unpaid → Paid"),
 // and what arrived (event, outcome, amount, note).
 func (s *Service) auditConfirmation(ctx context.Context, tx bun.IDB, actor engine.Actor, a *confirmationAudit) error {
-	order, err := engine.LoadOrder(ctx, tx, a.order.ID)
+	order, err := store.LoadOrder(ctx, tx, a.order.ID)
 	if err != nil {
 		return err
 	}

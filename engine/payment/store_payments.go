@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Store functions for payment attempts (payments): at most one pending
@@ -83,7 +84,7 @@ func SettlePayment(ctx context.Context, db bun.IDB, p *engine.Payment, status en
 	}
 	r, err := q.Exec(ctx)
 	if err != nil {
-		if engine.IsUniqueViolation(err) {
+		if store.IsUniqueViolation(err) {
 			return engine.Errorf(engine.CodeConflict, "this payment transaction was already used")
 		}
 		return fmt.Errorf("settle payment: %w", err)
@@ -161,7 +162,7 @@ func markRefunded(ctx context.Context, db bun.IDB, paymentID int64, refundID str
 // commit), oldest first; orderID narrows it to one order.
 func unpaidOrdersWithoutAttempt(ctx context.Context, db bun.IDB, orderID int64, limit int) ([]engine.Order, error) {
 	var orders []engine.Order
-	q := engine.WithLines(db.NewSelect().Model(&orders)).Where("?TableAlias.status = ?", engine.OrderUnpaid).
+	q := store.WithLines(db.NewSelect().Model(&orders)).Where("?TableAlias.status = ?", engine.OrderUnpaid).
 		Where("NOT EXISTS (SELECT 1 FROM payments AS p WHERE p.order_id = ?)", bun.Ident("order.id")).
 		OrderExpr("?TableAlias.id ASC").Limit(int64(limit))
 	if orderID != 0 {
@@ -176,7 +177,7 @@ func unpaidOrdersWithoutAttempt(ctx context.Context, db bun.IDB, orderID int64, 
 // orderByPayReference loads an order by its stable payment reference, with its lines.
 func orderByPayReference(ctx context.Context, db bun.IDB, reference string) (*engine.Order, error) {
 	order := new(engine.Order)
-	if err := engine.WithLines(db.NewSelect().Model(order).Where("?TableAlias.pay_reference = ?", reference)).Scan(ctx); err != nil {
+	if err := store.WithLines(db.NewSelect().Model(order).Where("?TableAlias.pay_reference = ?", reference)).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "order")
 	}
 	return order, nil

@@ -9,6 +9,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/banking"
+	"portal/engine/internal/store"
 )
 
 // KindTransferRequest is the message sent when a registration paid by
@@ -36,8 +37,7 @@ type transferAccount interface {
 // The pay page and every e-mail that asks for the transfer show this one
 // answer, so that they never disagree.
 func (s *Service) BankTransferDue(ctx context.Context, orderID int64) (_ *banking.Transfer, err error) {
-	defer engine.ClassifyUnavailable(&err)
-	order, err := engine.LoadOrder(ctx, s.DB(), orderID)
+	order, err := store.LoadOrder(ctx, s.DB(), orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (s *Service) queueTransferRequest(ctx context.Context, order *engine.Order,
 	payload, _ := json.Marshal(TransferRequestPayload{OrderID: order.ID})
 	msg := &engine.OutboxMessage{Kind: KindTransferRequest, DedupKey: fmt.Sprintf("%s:order:%d", KindTransferRequest, order.ID),
 		Payload: string(payload), CreatedAt: s.Clock().UTC()}
-	if err := engine.QueueMessageNow(ctx, s.DB(), msg); err != nil {
+	if err := store.QueueMessageNow(ctx, s.DB(), msg); err != nil {
 		s.Log.ErrorContext(ctx, "the bank transfer request could not be queued", "order", order.ID, "err", err)
 	}
 }

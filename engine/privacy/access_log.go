@@ -60,7 +60,6 @@ type Access struct {
 
 // RecordAccess appends one row to the access log for actor.
 func (s *Service) RecordAccess(ctx context.Context, actor engine.Actor, a Access) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return recordAccess(ctx, s.DB(), actor, a, s.Clock())
 }
 
@@ -143,7 +142,6 @@ type AccessQuery struct {
 
 // AccessLog lists the access log as q selects it.
 func (s *Service) AccessLog(ctx context.Context, q AccessQuery) (out []AccessEntry, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, q.OrganisationID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
@@ -173,7 +171,6 @@ func (s *Service) AccessLog(ctx context.Context, q AccessQuery) (out []AccessEnt
 // AccessActors are the actors of an organisation's access log, for the
 // page's filter.
 func (s *Service) AccessActors(ctx context.Context, orgID int64) (out []string, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}

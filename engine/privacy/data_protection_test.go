@@ -17,6 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/definition"
 	"portal/engine/enginetest"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/privacy"
 	"portal/engine/registration"
@@ -307,7 +308,7 @@ func TestRetentionOfAnswersMessagesAndAccessLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		sent := clk.Now()
-		if err := engine.MarkMessageSent(ctx, db, msg.ID, sent); err != nil {
+		if err := store.MarkMessageSent(ctx, db, msg.ID, sent); err != nil {
 			t.Fatal(err)
 		}
 		if err := privacy.Of(d.Svc).RecordAccess(ctx, engine.Actor{Name: "ann@club.example"}, privacy.Access{OrganisationID: 1, Kind: privacy.AccessRegistration, RecordID: "1"}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Members' requests about their data (issue 30): from the "Your data"
@@ -103,7 +104,6 @@ type NewDataRequest struct {
 // household; a household
 // over MaxDataRequestsPerDay is refused (ErrTooManyDataRequests).
 func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey string, r NewDataRequest) (_ *DataRequest, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) || userKey == "" {
 		return nil, engine.Errorf(engine.CodeNotFound, "household not found")
 	}
@@ -132,7 +132,7 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		// The household's links, locked on PostgreSQL: two requests at
 		// once are counted one after the other.
 		var members []int64
-		if err := engine.ForUpdate(tx.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").
+		if err := store.ForUpdate(tx.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").
 			Where("user_key = ? AND organisation_id = ?", userKey, orgID)).Scan(ctx, &members); err != nil {
 			return fmt.Errorf("load household: %w", err)
 		}
@@ -163,7 +163,7 @@ func (s *Service) RequestDataChange(ctx context.Context, orgID int64, userKey st
 		}
 		if org.ContactEmail != "" {
 			payload, _ := json.Marshal(DataRequestPayload{RequestID: req.ID, OrganisationID: orgID})
-			if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequest, DedupKey: dataRequestKey(KindDataRequest, req.ID),
+			if err := store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequest, DedupKey: dataRequestKey(KindDataRequest, req.ID),
 				Recipient: org.ContactEmail, Payload: string(payload), CreatedAt: now}); err != nil {
 				return err
 			}
@@ -184,7 +184,6 @@ func dataRequestKey(kind engine.MessageKind, id int64) string {
 // DataRequests lists an organisation's requests, open ones first, newest
 // first within each state; status "" lists all.
 func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) (out []DataRequest, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	q := s.DB().NewSelect().Model(&out).Where("organisation_id = ?", orgID)
 	if status != "" {
 		q = q.Where("status = ?", status)
@@ -198,7 +197,6 @@ func (s *Service) DataRequests(ctx context.Context, orgID int64, status string) 
 // CompleteDataRequest marks an open request done with staff's note,
 // queues the e-mail telling the household, and audits it.
 func (s *Service) CompleteDataRequest(ctx context.Context, actor engine.Actor, orgID, id int64, note string) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	note = strings.TrimSpace(note)
 	if utf8.RuneCountInString(note) > MaxDataRequestText {
 		return &engine.Error{Code: engine.CodeInvalid, Message: "The note is too long.", Fields: []engine.FieldError{{Field: "note", Message: fmt.Sprintf("at most %d characters", MaxDataRequestText)}}}
@@ -222,7 +220,7 @@ func (s *Service) CompleteDataRequest(ctx context.Context, actor engine.Actor, o
 		}
 		if len(to) > 0 {
 			payload, _ := json.Marshal(DataRequestPayload{RequestID: id, OrganisationID: orgID})
-			if err := engine.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequestDone, DedupKey: dataRequestKey(KindDataRequestDone, id),
+			if err := store.QueueMessage(ctx, tx, &engine.OutboxMessage{Kind: KindDataRequestDone, DedupKey: dataRequestKey(KindDataRequestDone, id),
 				Recipient: strings.Join(to, ", "), Payload: string(payload), CreatedAt: now}); err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/payment/settings"
@@ -40,7 +41,7 @@ const (
 func giveAlexsMandate(t *testing.T, db *bun.DB) *directdebit.DebitMandate {
 	t.Helper()
 	m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999",
-		Reference: "DEMO-ALEX", Holder: "Alex Morgan", HolderPersonID: engine.PersonRef(demoAlex, true), IBAN: alexIBAN, BIC: "COBADEFFXXX", Language: "en", TextVersion: "test",
+		Reference: "DEMO-ALEX", Holder: "Alex Morgan", HolderPersonID: store.PersonRef(demoAlex, true), IBAN: alexIBAN, BIC: "COBADEFFXXX", Language: "en", TextVersion: "test",
 		Text: "I authorise the club to collect payments from my account.", SignedAt: clock.Now()}
 	if _, err := db.NewInsert().Model(m).Exec(context.Background()); err != nil {
 		t.Fatal(err)
@@ -124,12 +125,12 @@ func TestPersonExportListsOnlyMandatesAboutThem(t *testing.T) {
 		d.Pay(form)
 		mandate := func(ref, holder, iban string) *directdebit.DebitMandate {
 			// The holder's id as GiveMandate records it.
-			h, ok, err := engine.HouseholdPersonNamed(ctx, db, 1, engine.DemoUserKey, holder)
+			h, ok, err := store.HouseholdPersonNamed(ctx, db, 1, engine.DemoUserKey, holder)
 			if err != nil {
 				t.Fatal(err)
 			}
 			m := &directdebit.DebitMandate{OrganisationID: 1, UserKey: engine.DemoUserKey, CreditorID: "DE98ZZZ09999999999", Reference: ref,
-				Holder: holder, HolderPersonID: engine.PersonRef(h, ok), IBAN: iban, Language: "en", TextVersion: "test", Text: "I authorise the club.", SignedAt: clock.Now()}
+				Holder: holder, HolderPersonID: store.PersonRef(h, ok), IBAN: iban, Language: "en", TextVersion: "test", Text: "I authorise the club.", SignedAt: clock.Now()}
 			if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +268,7 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 		}
 		ref := paymentRef(form)
 		if _, err := db.NewInsert().Model(&bankstatement.BankCredit{Account: "CH00", CreditID: "c-alex", CreditKey: "k-alex", AmountMinor: 100, Currency: "EUR",
-			DebtorName: "MORGAN ALEX", PayerPersonID: engine.PersonRef(demoAlex, true), DebtorIBAN: alexIBAN, Remittance: "Membership Morgan family",
+			DebtorName: "MORGAN ALEX", PayerPersonID: store.PersonRef(demoAlex, true), DebtorIBAN: alexIBAN, Remittance: "Membership Morgan family",
 			State: bankstatement.CreditAssigned, PaymentReference: &ref, CreatedAt: clock.Now()}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +366,7 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 			t.Fatalf("the settings' audit entry does not name the account holder: %v", hits)
 		}
 		settingsEntry := auditDetails(t, db)[firstAudit(auditDetails(t, db), "payment_settings.update")]
-		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+strconv.FormatInt(req.ID, 10))
+		done, err := store.OutboxMessageByKey(ctx, db, "data_request_done:"+strconv.FormatInt(req.ID, 10))
 		if err != nil || !strings.Contains(done.Recipient, quirin.email) {
 			t.Fatalf("the answer to Quirin's request: %+v %v", done, err)
 		}
@@ -403,7 +404,7 @@ func TestErasureLeavesNoValueOfThePersonAndEveryValueOfTheOthers(t *testing.T) {
 			t.Errorf("the settings' audit entry changed: %s", e.AfterJSON)
 		}
 		// 3: the answer keeps no address of Quirin's and is not sent again.
-		if m, err := engine.OutboxMessageByKey(ctx, db, done.DedupKey); err != nil || strings.Contains(m.Recipient, "@") {
+		if m, err := store.OutboxMessageByKey(ctx, db, done.DedupKey); err != nil || strings.Contains(m.Recipient, "@") {
 			t.Errorf("the answer's recipients after the erasure: %q %v", m.Recipient, err)
 		}
 		// 5: the household's records carry its label.
@@ -567,7 +568,7 @@ func TestErasureTakesTheAddressOutOfEveryMessageToIt(t *testing.T) {
 		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, engine.CommandLine, 1, req.ID, "Done."); err != nil {
 			t.Fatal(err)
 		}
-		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+strconv.FormatInt(req.ID, 10))
+		done, err := store.OutboxMessageByKey(ctx, db, "data_request_done:"+strconv.FormatInt(req.ID, 10))
 		if err != nil || !strings.Contains(done.Recipient, quirin.email) {
 			t.Fatalf("the answer did not go to the person's address: %+v %v", done, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"portal/engine/bankstatement"
 	"portal/engine/definition"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/invitation"
 	"portal/engine/message"
 	"portal/engine/registration"
@@ -290,7 +291,6 @@ var NotPersonalDataTables = map[string]string{
 // session asks for its own user key only, so another household's data
 // never enters.
 func (s *Service) ExportHousehold(ctx context.Context, orgID int64, userKey string) (_ *PersonalData, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) || userKey == "" {
 		return nil, engine.Errorf(engine.CodeNotFound, "household not found")
 	}
@@ -313,7 +313,6 @@ func (s *Service) ExportHousehold(ctx context.Context, orgID int64, userKey stri
 // person, their answers, memberships and the orders they are on, the
 // messages to their address, and the household links they have.
 func (s *Service) ExportPerson(ctx context.Context, orgID, personID int64) (_ *PersonalData, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	sc, err := s.personScope(ctx, s.DB(), orgID, personID)
 	if err != nil {
 		return nil, err
@@ -466,7 +465,7 @@ func gatherRegistrations(ctx context.Context, db bun.IDB, sc *exportScope, out *
 		}
 		name, ok := periods[in.RelatedEntityID]
 		if !ok {
-			p, err := engine.LoadPeriod(ctx, db, in.RelatedEntityID)
+			p, err := store.LoadPeriod(ctx, db, in.RelatedEntityID)
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/directdebit"
 	"portal/engine/enginetest"
+	"portal/engine/internal/store"
 	"portal/engine/message"
 	"portal/engine/organisation"
 	"portal/engine/privacy"
@@ -470,7 +471,7 @@ func TestDataRequests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg, err := engine.OutboxMessageByKey(ctx, db, "data_request:"+fmt.Sprint(req.ID))
+		msg, err := store.OutboxMessageByKey(ctx, db, "data_request:"+fmt.Sprint(req.ID))
 		if err != nil || msg.Recipient != "office@riverside.example" {
 			t.Fatalf("the club's e-mail: %+v %v", msg, err)
 		}
@@ -491,7 +492,7 @@ func TestDataRequests(t *testing.T) {
 		if err := privacy.Of(d.Svc).CompleteDataRequest(ctx, staff, 1, req.ID, ""); engine.ErrorCode(err) != engine.CodeConflict {
 			t.Fatalf("completed twice: %v", err)
 		}
-		done, err := engine.OutboxMessageByKey(ctx, db, "data_request_done:"+fmt.Sprint(req.ID))
+		done, err := store.OutboxMessageByKey(ctx, db, "data_request_done:"+fmt.Sprint(req.ID))
 		if err != nil || !strings.Contains(done.Recipient, "alex.morgan@example.org") || !strings.Contains(done.Recipient, "sam.morgan@example.org") {
 			t.Fatalf("the household's e-mail: %+v %v", done, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"portal/engine"
 	"portal/engine/bankstatement"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/invitation"
 	"portal/engine/message"
 	"portal/engine/registration"
@@ -132,7 +133,6 @@ func ErasureTables() map[string][]string {
 // ErasePerson erases a person of an organisation as the actor asks; see
 // the package comment above. Audited in the same transaction.
 func (s *Service) ErasePerson(ctx context.Context, actor engine.Actor, orgID, personID int64, opt ErasureOptions) (rep *ErasureReport, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		sc, err := s.personScope(ctx, tx, orgID, personID)
 		if err != nil {
@@ -255,7 +255,7 @@ type ownValues struct {
 
 // isName says whether v is the person's name, whatever its order and
 // case (engine.SameName).
-func (o *ownValues) isName(v string) bool { return engine.SameName(v, o.first+" "+o.last) }
+func (o *ownValues) isName(v string) bool { return store.SameName(v, o.first+" "+o.last) }
 
 func compactIBAN(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))

@@ -7,13 +7,13 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 )
 
 // Back moves a running registration to the previous step and returns it
 // with its saved answers; answering it again continues forward with the
 // later answers pre-filled. step, when given, must be the current step.
 func (s *Service) Back(ctx context.Context, userKey, processID string, step *int) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return s.returnTo(ctx, userKey, processID, step, -1)
 }
 
@@ -21,7 +21,6 @@ func (s *Service) Back(ctx context.Context, userKey, processID string, step *int
 // selection), for the "Change" links of a check-your-answers page. The
 // target must not be after the current step.
 func (s *Service) ReturnTo(ctx context.Context, userKey, processID string, target int) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if target < 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "there is no step %d", target)
 	}
@@ -69,7 +68,7 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 			inst.CurrentStepID = &def.Steps[target-1].ID
 		}
 		inst.Status = engine.StateRunning
-		if err := engine.BumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
+		if err := store.BumpVersion(ctx, tx, inst, s.Clock(), "current_step_id", "status"); err != nil {
 			return err
 		}
 		form, err = s.formFor(ctx, tx, inst, nil)
@@ -80,13 +79,13 @@ func (s *Service) returnTo(ctx context.Context, userKey, processID string, from 
 
 // routeOf computes an instance's current path from its selection and saved answers.
 func (s *Service) routeOf(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition) (*definition.Route, error) {
-	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
+	selected, err := store.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}
 	var answers map[int64]map[int64]string
 	if def.HasConditions() {
-		data, err := engine.InstanceData(ctx, db, inst.ID)
+		data, err := store.InstanceData(ctx, db, inst.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -9,21 +9,22 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
 // pricingInputs loads what pricing needs beyond the instance: membership
 // types, the types each person held in the previous period, and the rules.
 func pricingInputs(ctx context.Context, tx bun.IDB, inst *engine.ProcessInstance, personIDs []int64) ([]engine.MembershipType, map[int64][]int64, []engine.PriceRule, error) {
-	types, err := engine.MembershipTypes(ctx, tx, inst.OrganisationID)
+	types, err := store.MembershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	previous, err := engine.PreviousMembershipTypes(ctx, tx, inst.OrganisationID, inst.Period.StartDate, personIDs)
+	previous, err := store.PreviousMembershipTypes(ctx, tx, inst.OrganisationID, inst.Period.StartDate, personIDs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rules, err := engine.PriceRules(ctx, tx, inst.RelatedEntityID)
+	rules, err := store.PriceRules(ctx, tx, inst.RelatedEntityID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -90,7 +91,7 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessIns
 			MemberType: pp.MemberType, Status: engine.MembershipPending, ProcessInstanceID: &inst.ID, CreatedAt: now,
 		}
 	}
-	if err := engine.InsertMemberships(ctx, tx, memberships); err != nil {
+	if err := store.InsertMemberships(ctx, tx, memberships); err != nil {
 		return nil, err
 	}
 	order := &engine.Order{
@@ -102,7 +103,7 @@ func (s *Service) commit(ctx context.Context, tx bun.Tx, inst *engine.ProcessIns
 		order.Lines[i] = engine.OrderLine{LineNo: i + 1, PersonID: l.PersonID, Kind: l.Kind,
 			Code: l.Code, Description: l.Description, AmountMinor: l.AmountMinor, Currency: quote.Currency}
 	}
-	if err := engine.InsertOrder(ctx, tx, order); err != nil {
+	if err := store.InsertOrder(ctx, tx, order); err != nil {
 		return nil, err
 	}
 	if err := definition.RecordConsents(ctx, tx, inst, def, selected, answers, now); err != nil {
@@ -132,7 +133,7 @@ func checkStillLinked(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstan
 	if len(inst.SelectedPersons) == 0 {
 		return &engine.Error{Code: engine.CodeValidation, Message: "Select at least one person.", ProcessID: strconv64(inst.ID), Step: step}
 	}
-	linked, err := engine.LinkedAmong(ctx, tx, inst.UserKey, inst.OrganisationID, inst.SelectedPersons)
+	linked, err := store.LinkedAmong(ctx, tx, inst.UserKey, inst.OrganisationID, inst.SelectedPersons)
 	if err != nil {
 		return err
 	}
@@ -161,13 +162,12 @@ func checkStillLinked(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstan
 // Quote prices a running registration as its commit would, for a
 // check-your-answers page. It writes nothing.
 func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote, err error) {
-	defer engine.ClassifyUnavailable(&err)
-	inst, err := engine.LoadInstance(ctx, s.DB(), userKey, processID)
+	inst, err := store.LoadInstance(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return Quote{}, err
 	}
 	if inst.Status == engine.StateDone {
-		order, err := engine.LiveOrder(ctx, s.DB(), inst.ID)
+		order, err := store.LiveOrder(ctx, s.DB(), inst.ID)
 		if err != nil {
 			return Quote{}, err
 		}
@@ -181,11 +181,11 @@ func (s *Service) Quote(ctx context.Context, userKey, processID string) (_ Quote
 	if err != nil {
 		return Quote{}, err
 	}
-	selected, err := engine.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
+	selected, err := store.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
 	if err != nil {
 		return Quote{}, err
 	}
-	data, err := engine.InstanceData(ctx, s.DB(), inst.ID)
+	data, err := store.InstanceData(ctx, s.DB(), inst.ID)
 	if err != nil {
 		return Quote{}, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -36,11 +37,11 @@ func (s *Service) formFrom(ctx context.Context, db bun.IDB, inst *engine.Process
 		return s.selectionForm(ctx, db, inst, def, persons)
 	}
 	if state == nil {
-		data, err := engine.InstanceData(ctx, db, inst.ID)
+		data, err := store.InstanceData(ctx, db, inst.ID)
 		if err != nil {
 			return nil, err
 		}
-		selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
+		selected, err := store.PersonsByID(ctx, db, inst.SelectedPersons)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +71,7 @@ func baseForm(inst *engine.ProcessInstance, def *definition.Definition, step int
 func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition, persons []engine.Person) (*Form, error) {
 	if persons == nil {
 		var err error
-		if persons, err = engine.LinkedPersons(ctx, db, inst.UserKey, inst.OrganisationID); err != nil {
+		if persons, err = store.LinkedPersons(ctx, db, inst.UserKey, inst.OrganisationID); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +79,7 @@ func (s *Service) selectionForm(ctx context.Context, db bun.IDB, inst *engine.Pr
 	for i, p := range persons {
 		ids[i] = p.ID
 	}
-	statuses, err := engine.MembershipStatuses(ctx, db, inst.RelatedEntityID, ids)
+	statuses, err := store.MembershipStatuses(ctx, db, inst.RelatedEntityID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func questionForm(inst *engine.ProcessInstance, def *definition.Definition, numb
 
 // doneForm is the committed state: persons pending payment and the payment link.
 func (s *Service) doneForm(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance, def *definition.Definition) (*Form, error) {
-	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
+	selected, err := store.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 )
 
 // Loading a member's registration for a request: by its id as the URL
@@ -16,7 +17,7 @@ import (
 // loadOpen loads an instance of userKey that is neither committed nor
 // finished, with its definition version.
 func (s *Service) loadOpen(ctx context.Context, db bun.IDB, userKey, processID string) (*engine.ProcessInstance, *definition.Definition, error) {
-	inst, err := engine.LoadInstance(ctx, db, userKey, processID)
+	inst, err := store.LoadInstance(ctx, db, userKey, processID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -50,7 +51,7 @@ func answersOf(rows []engine.ProcessData) map[int64]map[int64]string {
 // registration is already completed" and then refusal, such as " and
 // cannot be reset".
 func loadUnfinished(ctx context.Context, db bun.IDB, userKey, processID, refusal string) (*engine.ProcessInstance, error) {
-	inst, err := engine.LoadInstance(ctx, db, userKey, processID)
+	inst, err := store.LoadInstance(ctx, db, userKey, processID)
 	if err != nil {
 		return nil, err
 	}

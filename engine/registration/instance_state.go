@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // A registration's state in one prepared statement: the instance of a user
@@ -76,7 +77,7 @@ func newStateStatementsFrom(from string, extra ...string) stateStatements {
 // of userKey, scanning its extra columns into extra; not found as
 // loadInstance has it (another organisation's instance reads as none).
 func (s *Service) loadState(ctx context.Context, st stateStatements, userKey, processID string, extra ...any) (*engine.ProcessInstance, error) {
-	id, err := engine.ParseProcessID(processID)
+	id, err := store.ParseProcessID(processID)
 	if err != nil {
 		return nil, err
 	}

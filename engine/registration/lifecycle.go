@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/message"
 )
@@ -83,7 +84,7 @@ func SuspendIdle(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 			}
 			msg := &engine.OutboxMessage{Kind: KindResumeLink, DedupKey: fmt.Sprintf("%s:instance:%d:%d", KindResumeLink, inst.ID, lastActive.Unix()),
 				Payload: string(payload), CreatedAt: now}
-			if err := engine.QueueMessage(ctx, tx, msg); err != nil {
+			if err := store.QueueMessage(ctx, tx, msg); err != nil {
 				return err
 			}
 			n++
@@ -137,11 +138,11 @@ func TouchActivity(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance
 // ResumeRecipients are the e-mail addresses of a suspended registration's
 // selected persons, each once.
 func ResumeRecipients(ctx context.Context, db bun.IDB, p ResumeLinkPayload) ([]string, error) {
-	persons, err := engine.PersonsByID(ctx, db, p.PersonIDs)
+	persons, err := store.PersonsByID(ctx, db, p.PersonIDs)
 	if err != nil {
 		return nil, err
 	}
-	return engine.UniqueAddresses(persons), nil
+	return store.UniqueAddresses(persons), nil
 }
 
 // ArchiveMode says what the archive does with a finished registration's answers.
@@ -228,14 +229,14 @@ func ArchiveFinished(ctx context.Context, db *bun.DB, now time.Time, mode Archiv
 // ResumeContext is the organisation and the selected persons' names of a
 // suspended registration, for its resume-link message.
 func ResumeContext(ctx context.Context, db bun.IDB, p ResumeLinkPayload) (org engine.Organisation, persons []string, err error) {
-	period, err := engine.LoadPeriod(ctx, db, p.PeriodID)
+	period, err := store.LoadPeriod(ctx, db, p.PeriodID)
 	if err != nil {
 		return org, nil, err
 	}
 	if err := db.NewSelect().Model(&org).Where("id = ?", period.OrganisationID).Scan(ctx); err != nil {
 		return org, nil, engine.NotFoundOr(err, "organisation")
 	}
-	ps, err := engine.PersonsByID(ctx, db, p.PersonIDs)
+	ps, err := store.PersonsByID(ctx, db, p.PersonIDs)
 	if err != nil {
 		return org, nil, err
 	}

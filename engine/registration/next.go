@@ -12,6 +12,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -19,7 +20,6 @@ import (
 // question after person selection, to the following question, or, after the
 // last one, commits the registration (state DONE).
 func (s *Service) Next(ctx context.Context, userKey string, in NextInput) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	// The common steps in prepared statements, without a transaction on
 	// PostgreSQL; what they leave (done false) takes the transaction below.
 	next := s.nextQuestion
@@ -116,7 +116,7 @@ func checkOpen(inst *engine.ProcessInstance) error {
 
 // submitSelection stores which persons are registered and opens the first question.
 func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *engine.ProcessInstance, def *definition.Definition, in NextInput, now time.Time) (*Form, error) {
-	persons, err := engine.LinkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
+	persons, err := store.LinkedPersons(ctx, tx, inst.UserKey, inst.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +124,11 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *engine.P
 	for i, p := range persons {
 		ids[i] = p.ID
 	}
-	statuses, err := engine.MembershipStatuses(ctx, tx, inst.RelatedEntityID, ids)
+	statuses, err := store.MembershipStatuses(ctx, tx, inst.RelatedEntityID, ids)
 	if err != nil {
 		return nil, err
 	}
-	types, err := engine.MembershipTypes(ctx, tx, inst.OrganisationID)
+	types, err := store.MembershipTypes(ctx, tx, inst.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *engine.P
 	reselect := inst.Status != engine.StateInit
 	var data []engine.ProcessData
 	if reselect {
-		if data, err = engine.InstanceData(ctx, tx, inst.ID); err != nil {
+		if data, err = store.InstanceData(ctx, tx, inst.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -170,10 +170,10 @@ func (s *Service) submitSelection(ctx context.Context, tx bun.Tx, inst *engine.P
 	number := def.RouteFor(selected, inst.Period.StartDate, answers).Next(0)
 	first := def.Steps[number-1].ID
 	inst.SelectedPersons, inst.CurrentStepID, inst.Status = chosen, &first, engine.StateRunning
-	if err := engine.BumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
+	if err := store.BumpVersion(ctx, tx, inst, now, "selected_persons", "current_step_id", "status"); err != nil {
 		return nil, err
 	}
-	if err := engine.StoreSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
+	if err := store.StoreSelection(ctx, tx, inst.ID, reselect, chosen, now); err != nil {
 		return nil, err
 	}
 	return questionForm(inst, def, number, selected, answers), nil
@@ -275,11 +275,11 @@ func (p *answerPlan) last() bool { return p.nextNumber == 0 }
 // selected persons and the saved answers (with the selections:
 // deleteOffPathAnswers needs all of them).
 func readPlanInputs(ctx context.Context, db bun.IDB, inst *engine.ProcessInstance) ([]engine.Person, []engine.ProcessData, error) {
-	selected, err := engine.PersonsByID(ctx, db, inst.SelectedPersons)
+	selected, err := store.PersonsByID(ctx, db, inst.SelectedPersons)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := engine.InstanceData(ctx, db, inst.ID)
+	data, err := store.InstanceData(ctx, db, inst.ID)
 	return selected, data, err
 }
 
@@ -355,20 +355,20 @@ func (s *Service) submitAnswers(ctx context.Context, tx bun.Tx, inst *engine.Pro
 	}
 	step, selected, data, all, answers := plan.step, plan.selected, plan.data, plan.all, plan.answers
 	if in.HoldCommit {
-		if err := engine.BumpVersion(ctx, tx, inst, now, "status"); err != nil {
+		if err := store.BumpVersion(ctx, tx, inst, now, "status"); err != nil {
 			return nil, nil, err
 		}
-		if err := engine.StoreAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
+		if err := store.StoreAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 			return nil, nil, err
 		}
 		all[step.ID] = answers
 		return questionForm(inst, def, plan.number, selected, all), nil, nil
 	}
 	inst.CurrentStepID, inst.Status = nil, engine.StateDone
-	if err := engine.BumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
+	if err := store.BumpVersion(ctx, tx, inst, now, "current_step_id", "status"); err != nil {
 		return nil, nil, err
 	}
-	if err := engine.StoreAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
+	if err := store.StoreAnswers(ctx, tx, inst.ID, step.ID, all[step.ID] != nil, answers, now); err != nil {
 		return nil, nil, err
 	}
 	all[step.ID] = answers

@@ -6,6 +6,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -16,14 +17,14 @@ import (
 // name, belong to its own organisation (the review found both leaking to any
 // signed-in user who counted period ids).
 func (s *Service) registrationTarget(ctx context.Context, db bun.IDB, userKey string, periodID int64, orgID *int64) (*engine.MembershipPeriod, []engine.Person, error) {
-	period, err := engine.LoadPeriod(ctx, db, periodID)
+	period, err := store.LoadPeriod(ctx, db, periodID)
 	if err != nil {
 		return nil, nil, err
 	}
 	period.Localize(engine.LanguageOf(ctx))
 	var persons []engine.Person
 	if visibleTarget(ctx, period, orgID) { // another organisation's period has none of them
-		if persons, err = engine.LinkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {
+		if persons, err = store.LinkedPersons(ctx, db, userKey, period.OrganisationID); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -58,7 +59,6 @@ func visibleTarget(ctx context.Context, period *engine.MembershipPeriod, orgID *
 // otherwise, as for an unknown period) and the period is open (conflict).
 // The hash-link guard uses it.
 func (s *Service) CheckRegistrationAccess(ctx context.Context, userKey string, periodID int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	_, _, err = s.registrationTarget(ctx, s.DB(), userKey, periodID, nil)
 	return err
 }
@@ -74,7 +74,6 @@ type Overview struct {
 
 // LoadOverview loads (or starts) the registration of userKey for a period.
 func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int64) (_ *Overview, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	payment.Of(s.Service).ReconcileRegistration(ctx, userKey, periodID) // before the load, outside any transaction: it may ask the provider
 	var (
 		form     *Form
@@ -94,7 +93,7 @@ func (s *Service) LoadOverview(ctx context.Context, userKey string, periodID int
 		for i, p := range persons {
 			ids[i] = p.ID
 		}
-		statuses, err = engine.MembershipStatuses(ctx, db, periodID, ids)
+		statuses, err = store.MembershipStatuses(ctx, db, periodID, ids)
 		return err
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -17,7 +18,6 @@ import (
 // deleted) and pending payment attempts are cancelled. A completed
 // registration cannot be reset.
 func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InAudit(ctx) { // a member's own reset: prepared statements (resetOpen)
 		if form, done, err := s.resetOpen(ctx, userKey, processID); done || err != nil {
 			return form, err
@@ -47,10 +47,10 @@ func (s *Service) Reset(ctx context.Context, userKey, processID string) (_ *Form
 		wasDone := inst.Status == engine.StateDone
 		now := s.Clock()
 		inst.Status, inst.CurrentStepID, inst.SelectedPersons = engine.StateInit, nil, []int64{}
-		if err := engine.BumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
+		if err := store.BumpVersion(ctx, tx, inst, now, "status", "current_step_id", "selected_persons"); err != nil {
 			return err
 		}
-		if err := engine.DeleteInstanceData(ctx, tx, inst.ID); err != nil {
+		if err := store.DeleteInstanceData(ctx, tx, inst.ID); err != nil {
 			return err
 		}
 		if wasDone {
@@ -150,11 +150,11 @@ func (s *Service) writeReset(ctx context.Context, inst *engine.ProcessInstance, 
 // CancelCommit cancels the pending memberships, the unpaid order and its pending payments of an instance.
 // The payments go before the order: they are found through the unpaid order.
 func CancelCommit(ctx context.Context, tx bun.Tx, instanceID int64, now time.Time) error {
-	if err := engine.CancelPendingMemberships(ctx, tx, instanceID); err != nil {
+	if err := store.CancelPendingMemberships(ctx, tx, instanceID); err != nil {
 		return err
 	}
 	if err := payment.CancelPendingPayments(ctx, tx, instanceID, now); err != nil {
 		return err
 	}
-	return engine.CancelUnpaidOrders(ctx, tx, instanceID)
+	return store.CancelUnpaidOrders(ctx, tx, instanceID)
 }

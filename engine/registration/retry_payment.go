@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -13,15 +14,14 @@ import (
 // RetryPayment starts a new payment attempt for a committed registration
 // (after a failed or cancelled payment) and returns the form with its link.
 func (s *Service) RetryPayment(ctx context.Context, userKey, processID string) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
-	inst, err := engine.LoadInstance(ctx, s.DB(), userKey, processID)
+	inst, err := store.LoadInstance(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err
 	}
 	if inst.Status != engine.StateDone {
 		return nil, engine.Errorf(engine.CodeConflict, "this registration is not waiting for payment")
 	}
-	order, err := engine.LiveOrder(ctx, s.DB(), inst.ID)
+	order, err := store.LiveOrder(ctx, s.DB(), inst.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Review is everything a member answered, grouped by person, with the price
@@ -44,7 +45,6 @@ type ReviewAnswer struct {
 
 // Review returns the answers of a running registration for review.
 func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Review, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err
@@ -52,11 +52,11 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 	if err := TouchActivity(ctx, s.DB(), inst, s.Clock()); err != nil { // reading counts as activity (lifecycle.go)
 		return nil, err
 	}
-	selected, err := engine.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
+	selected, err := store.PersonsByID(ctx, s.DB(), inst.SelectedPersons)
 	if err != nil {
 		return nil, err
 	}
-	data, err := engine.InstanceData(ctx, s.DB(), inst.ID)
+	data, err := store.InstanceData(ctx, s.DB(), inst.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *Service) Review(ctx context.Context, userKey, processID string) (_ *Rev
 		r.Persons = append(r.Persons, rp)
 	}
 	if q, _, err := s.quoteFor(ctx, s.DB(), inst, def, selected, answers, s.Clock()); err != nil {
-		if e, ok := engine.AsError(err); ok && e.Code != engine.CodeInternal {
+		if e, ok := engine.AsError(err); ok && e.Code != engine.CodeInternal && e.Code != engine.CodeUnavailable {
 			r.QuoteError = e.Message
 		} else {
 			return nil, err
@@ -128,7 +128,6 @@ func DisplayAnswer(step *engine.ProcessStep, v string) string {
 // window answered again), the commit is refused with a conflict. method is
 // the payment method the member chose ("" for the club's default).
 func (s *Service) Confirm(ctx context.Context, userKey, processID string, reviewed int64, method string) (_ *Form, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst, def, err := s.loadOpen(ctx, s.DB(), userKey, processID)
 	if err != nil {
 		return nil, err
@@ -137,7 +136,7 @@ func (s *Service) Confirm(ctx context.Context, userKey, processID string, review
 		return nil, engine.Errorf(engine.CodeConflict, "this registration changed in another window: answer the remaining questions first")
 	}
 	last := def.Steps[len(def.Steps)-1]
-	rows, err := engine.StepAnswers(ctx, s.DB(), inst.ID, last.ID)
+	rows, err := store.StepAnswers(ctx, s.DB(), inst.ID, last.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 )
 
 // Person selection, the first answer of every registration, in prepared
@@ -223,8 +224,8 @@ func (s *Service) moveInstance(ctx context.Context, db bun.IDB, inst *engine.Pro
 		return err
 	}
 	if !moved {
-		return engine.ErrMovedMeanwhile
+		return store.ErrMovedMeanwhile
 	}
-	engine.MarkMoved(ctx, inst, now)
+	store.MarkMoved(ctx, inst, now)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/definition"
+	"portal/engine/internal/store"
 	"portal/engine/payment"
 )
 
@@ -18,7 +19,6 @@ import (
 // created reports whether a new instance was made. orgID, when given, must
 // be the period's organisation.
 func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, periodID int64, orgID *int64) (form *Form, created bool, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if form, done, err := s.loadOpenForm(ctx, userKey, periodID, orgID); done {
 		return form, false, err
 	}
@@ -38,7 +38,7 @@ func (s *Service) LoadMembershipForm(ctx context.Context, userKey string, period
 var formStateFrom = `
 FROM membership_periods AS p
 JOIN process_instances AS i ON i.related_entity_type = '` + engine.EntityMembership + `' AND i.related_entity_id = p.id
-	AND i.definition_key = p.definition_key AND ` + engine.OpenCondition("i.status") + `
+	AND i.definition_key = p.definition_key AND ` + store.OpenCondition("i.status") + `
 JOIN process_definitions AS d ON d.id = i.definition_id
 WHERE p.id = {id} AND i.user_key = {key}`
 
@@ -124,7 +124,7 @@ func (s *Service) loadMembershipForm(ctx context.Context, db bun.IDB, userKey st
 
 // openInstance finds the unfinished instance of userKey for a period, or nil.
 func (s *Service) openInstance(ctx context.Context, db bun.IDB, userKey string, period *engine.MembershipPeriod) (*engine.ProcessInstance, error) {
-	return engine.FindOpenInstance(ctx, db, userKey, period.ID, period.DefinitionKey)
+	return store.FindOpenInstance(ctx, db, userKey, period.ID, period.DefinitionKey)
 }
 
 // startInstance creates an INIT instance on the newest active definition
@@ -145,7 +145,7 @@ func (s *Service) startInstance(ctx context.Context, db bun.IDB, userKey string,
 		RelatedEntityType: engine.EntityMembership, RelatedEntityID: period.ID, OrganisationID: period.OrganisationID,
 		UserKey: userKey, SelectedPersons: []int64{}, Version: 1, UpdatedAt: now,
 	}
-	if err := engine.InsertInstance(ctx, db, inst); err != nil {
+	if err := store.InsertInstance(ctx, db, inst); err != nil {
 		e, conflict := engine.AsError(err)
 		if !conflict || e.Code != engine.CodeConflict {
 			return nil, false, err

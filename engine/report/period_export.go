@@ -109,7 +109,6 @@ func timestamp(t *time.Time) string {
 // then the rows by id. Another organisation's period is not found (before
 // anything is written); an unknown kind is invalid.
 func (s *Service) ExportPeriod(ctx context.Context, orgID, periodID int64, kind ExportKind, w ExportWriter) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	columns, ok := ExportColumns[kind]
 	if !ok {
 		return engine.Errorf(engine.CodeNotFound, "unknown export %q: registrations or payments", kind)

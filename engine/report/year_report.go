@@ -113,7 +113,6 @@ type Members struct {
 
 // YearReport gathers the report of one period of an organisation.
 func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *YearReport, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	r = &YearReport{}
 	if err := s.DB().NewSelect().Model(&r.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "period")

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/invitation"
 	"portal/engine/jobs"
 	"portal/engine/payment"
@@ -49,7 +50,6 @@ type MessageOwner struct {
 // StaffJobs lists the failed and dead jobs of the organisation, and those
 // of the portal as a whole when portalWide, oldest due first.
 func (s *Service) StaffJobs(ctx context.Context, organisationID int64, portalWide bool) (_ []StaffJob, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	list, err := jobs.List(ctx, s.DB(), maxStaffJobs, jobs.StateFailed, jobs.StateDead)
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func (s *Service) attributeJob(ctx context.Context, j *StaffJob) error {
 		j.Portal = true
 		return nil
 	}
-	msg, err := engine.OutboxMessageByKey(ctx, s.DB(), ref.Message)
+	msg, err := store.OutboxMessageByKey(ctx, s.DB(), ref.Message)
 	if err != nil {
 		if e, ok := engine.AsError(err); ok && e.Code == engine.CodeNotFound {
 			return nil

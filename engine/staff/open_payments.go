@@ -139,7 +139,6 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 
 // OpenPayments lists the unpaid orders q selects, with their households.
 func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []OpenPayment, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if q.Sort != "" && !slices.Contains(OpenPaymentSorts, q.Sort) {
 		return nil, engine.Errorf(engine.CodeInvalid, "unknown sort order %q", q.Sort)
 	}

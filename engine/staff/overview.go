@@ -57,7 +57,6 @@ var AgeGroups = []struct {
 
 // SeasonOverview gathers the overview of one period of an organisation.
 func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o *SeasonOverview, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	o = &SeasonOverview{ByState: map[RegistrationState]int{}}
 	if err := s.DB().NewSelect().Model(&o.Period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "period")

@@ -81,7 +81,6 @@ type AttentionQuery struct {
 // API and `portal payments attention` list them; the season overview
 // counts them.
 func (s *Service) PaymentsNeedingAttention(ctx context.Context, q AttentionQuery) (_ []AttentionPayment, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if q.Limit <= 0 {
 		q.Limit = 500
 	}
@@ -173,7 +172,6 @@ func (s *Service) fillAttentionHouseholds(ctx context.Context, list []AttentionP
 // CountPaymentsNeedingAttention counts what PaymentsNeedingAttention lists
 // (of one period's orders when periodID is not 0).
 func (s *Service) CountPaymentsNeedingAttention(ctx context.Context, q AttentionQuery, periodID int64) (_ int, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	n, err := s.attentionQuery(ctx, s.DB().NewSelect().Model((*engine.Payment)(nil)), q, periodID).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count payments needing attention: %w", err)

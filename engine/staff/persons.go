@@ -22,7 +22,6 @@ type PersonWithKeys struct {
 // A search narrows to the persons whose name contains it or whose e-mail
 // or external id it is, whatever the case (engine/search_text.go).
 func (s *Service) PersonsPage(ctx context.Context, orgID int64, search string, offset, limit int) (_ []PersonWithKeys, more bool, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var persons []engine.Person
 	sel := s.DB().NewSelect().Model(&persons).Where("organisation_id = ?", orgID)
 	if search = strings.TrimSpace(search); search != "" {

@@ -13,6 +13,7 @@ import (
 	"portal/engine"
 	"portal/engine/definition"
 	"portal/engine/directdebit"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 	"portal/engine/payment"
 	"portal/engine/registration"
@@ -110,7 +111,6 @@ type MessageDelivery struct {
 
 // RegistrationDetail loads one registration of an organisation.
 func (s *Service) RegistrationDetail(ctx context.Context, orgID, id int64) (d *RegistrationDetail, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	d = &RegistrationDetail{Selected: map[int64]bool{}}
 	if err := s.DB().NewSelect().Model(&d.Instance).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "registration")
@@ -262,7 +262,6 @@ func registrationEntry(orgID, id int64, action string, before, after any) engine
 // ResendConfirmation queues the confirmation of a paid registration again,
 // to the addresses it went to (a new message: the first may have been sent).
 func (s *Service) ResendConfirmation(ctx context.Context, actor engine.Actor, orgID, id int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		order, err := orderForAction(ctx, tx, orgID, id, engine.OrderPaid, "Only a paid registration has a confirmation to send again.")
 		if err != nil {
@@ -275,7 +274,7 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor engine.Actor, or
 		now := s.Clock()
 		msg := &engine.OutboxMessage{Kind: orig.Kind, DedupKey: fmt.Sprintf("%s:resend:%d", orig.DedupKey, now.UnixNano()),
 			Recipient: orig.Recipient, Payload: orig.Payload, CreatedAt: now}
-		if err := engine.QueueMessage(ctx, tx, msg); err != nil {
+		if err := store.QueueMessage(ctx, tx, msg); err != nil {
 			return err
 		}
 		return s.AppendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_confirmation", nil,
@@ -286,7 +285,6 @@ func (s *Service) ResendConfirmation(ctx context.Context, actor engine.Actor, or
 // ResendPaymentLink queues a message with the stable pay link of a
 // registration that waits for payment.
 func (s *Service) ResendPaymentLink(ctx context.Context, actor engine.Actor, orgID, id int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		order, err := orderForAction(ctx, tx, orgID, id, engine.OrderUnpaid, "Only a registration waiting for payment has a payment link to send.")
 		if err != nil {
@@ -296,7 +294,7 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor engine.Actor, org
 		payload, _ := json.Marshal(payment.PaymentLinkPayload{OrderID: order.ID})
 		msg := &engine.OutboxMessage{Kind: payment.KindPaymentLink, DedupKey: fmt.Sprintf("%s:order:%d:resend:%d", payment.KindPaymentLink, order.ID, now.UnixNano()),
 			Payload: string(payload), CreatedAt: now}
-		if err := engine.QueueMessage(ctx, tx, msg); err != nil {
+		if err := store.QueueMessage(ctx, tx, msg); err != nil {
 			return err
 		}
 		return s.AppendAudit(ctx, tx, actor, registrationEntry(orgID, id, "registration.resend_payment_link", nil,
@@ -310,7 +308,6 @@ func (s *Service) ResendPaymentLink(ctx context.Context, actor engine.Actor, org
 // a second payment, owed back), and the payment's note names who captured
 // it.
 func (s *Service) CaptureForRegistration(ctx context.Context, actor engine.Actor, orgID, id int64, c payment.Capture) (_ *payment.CaptureResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst, err := s.RegistrationDetail(ctx, orgID, id)
 	if err != nil {
 		return nil, err
@@ -330,7 +327,6 @@ func (s *Service) CaptureForRegistration(ctx context.Context, actor engine.Actor
 // settlement's transaction, whether the capture completes the order, is a
 // part of it or is money owed back.
 func (s *Service) CaptureTransfer(ctx context.Context, actor engine.Actor, c payment.Capture) (_ *payment.CaptureResult, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if c.AmountMinor <= 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the amount captured must be more than zero")
 	}
@@ -338,7 +334,7 @@ func (s *Service) CaptureTransfer(ctx context.Context, actor engine.Actor, c pay
 	if err != nil {
 		return nil, err
 	}
-	order, err := engine.LoadOrder(ctx, s.DB(), p.OrderID)
+	order, err := store.LoadOrder(ctx, s.DB(), p.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +365,6 @@ func (s *Service) captureAudited(ctx context.Context, actor engine.Actor, order 
 // StaffReset resets a registration on the member's behalf, as the member's
 // own reset does (answers deleted, an unpaid order cancelled), audited.
 func (s *Service) StaffReset(ctx context.Context, actor engine.Actor, orgID, id int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	inst := new(engine.ProcessInstance)
 	if err := s.DB().NewSelect().Model(inst).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 		return engine.NotFoundOr(err, "registration")
@@ -383,7 +378,6 @@ func (s *Service) StaffReset(ctx context.Context, actor engine.Actor, orgID, id 
 // active) and its order, and the instance. Money already paid stays
 // recorded; staff refund it with RefundPayment (the page offers it).
 func (s *Service) CancelRegistration(ctx context.Context, actor engine.Actor, orgID, id int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var open []engine.Payment
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		inst, err := registrationForAction(ctx, tx, orgID, id)
@@ -418,7 +412,7 @@ func (s *Service) CancelRegistration(ctx context.Context, actor engine.Actor, or
 			}
 		}
 		inst.Status, inst.EndTime = engine.StateCancelled, &now
-		if err := engine.BumpVersion(ctx, tx, inst, now, "status", "end_time"); err != nil {
+		if err := store.BumpVersion(ctx, tx, inst, now, "status", "end_time"); err != nil {
 			return err
 		}
 		cancelled := engine.RegistrationEventData{RegistrationID: inst.ID, PeriodID: inst.RelatedEntityID, UserKey: inst.UserKey}
@@ -446,7 +440,6 @@ func (s *Service) CancelRegistration(ctx context.Context, actor engine.Actor, or
 // the provider's API (Stripe), or, for a bank transfer, recorded as
 // refunded by staff (they make the transfer from the bank account).
 func (s *Service) RefundPayment(ctx context.Context, actor engine.Actor, orgID, id int64, reference, note string) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	p := new(engine.Payment)
 	if err := s.DB().NewSelect().Model(p).Where("reference = ?", reference).
 		Where("order_id IN (?)", s.DB().NewSelect().Model((*engine.Order)(nil)).Column("id").Where("process_instance_id = ? AND organisation_id = ?", id, orgID)).
@@ -482,7 +475,7 @@ func (s *Service) RefundPayment(ctx context.Context, actor engine.Actor, orgID, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return engine.Errorf(engine.CodeConflict, "The payment was refunded meanwhile.")
 		}
-		order, err := engine.LoadOrder(ctx, tx, p.OrderID)
+		order, err := store.LoadOrder(ctx, tx, p.OrderID)
 		if err != nil {
 			return err
 		}

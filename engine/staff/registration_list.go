@@ -277,7 +277,6 @@ func (q RegistrationQuery) order(sel *bun.SelectQuery) *bun.SelectQuery {
 
 // Registrations lists a page of the registrations q selects, newest first.
 func (s *Service) Registrations(ctx context.Context, q RegistrationQuery) (page *RegistrationPage, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	q.normalise()
 	if !slices.Contains(RegistrationSorts, q.Sort) {
 		return nil, engine.Errorf(engine.CodeInvalid, "unknown sort order %q", q.Sort)
@@ -381,7 +380,6 @@ func (s *Service) fillHouseholds(ctx context.Context, orgID int64, rows []Regist
 // RegistrationsCSV writes every registration q selects (no paging) as
 // rows for a CSV export: the header first.
 func (s *Service) RegistrationsCSV(ctx context.Context, q RegistrationQuery, row func([]string) error) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if err := row([]string{"registration", "user_key", "state", "status", "period", "household", "started", "reference", "total", "currency", "order_status", "ordered", "paid", "owed", "days_unpaid"}); err != nil {
 		return err
 	}

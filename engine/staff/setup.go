@@ -52,7 +52,6 @@ func (s *Service) DisableStaff(ctx context.Context, actor engine.Actor, orgID, i
 // changeStaff applies change to an active staff record, refusing to take
 // the last active administrator away unless it stays one (staysAdmin).
 func (s *Service) changeStaff(ctx context.Context, actor engine.Actor, orgID, id int64, action string, change func(*StaffMember), staysAdmin bool) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
 		if err := tx.NewSelect().Model(m).Where("id = ? AND organisation_id = ? AND disabled_at IS NULL", id, orgID).Scan(ctx); err != nil {
@@ -96,7 +95,6 @@ type PriceCheckPerson struct {
 // given day, with the engine's own pricing (the rules valid that day;
 // options answered in the form are not included).
 func (s *Service) PriceCheck(ctx context.Context, orgID, periodID int64, people []PriceCheckPerson, on time.Time) (_ registration.Quote, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	period := new(engine.MembershipPeriod)
 	if err := s.DB().NewSelect().Model(period).Where("id = ? AND organisation_id = ?", periodID, orgID).Scan(ctx); err != nil {
 		return registration.Quote{}, engine.NotFoundOr(err, "membership period")

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 )
 
 // Staff are the people of a club who sign in to the staff pages: one
@@ -105,7 +106,6 @@ func (in StaffInput) validate() (StaffInput, error) {
 // (its subject binding is dropped: the next sign-in binds again). An
 // active record of the same address is a conflict. actor is audited.
 func (s *Service) AddStaff(ctx context.Context, actor engine.Actor, orgID int64, in StaffInput) (m *StaffMember, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if in, err = in.validate(); err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (s *Service) AddStaff(ctx context.Context, actor engine.Actor, orgID int64,
 		}
 		m = &StaffMember{OrganisationID: orgID, Email: in.Email, Name: in.Name, Role: in.Role, CreatedAt: now}
 		if _, err := tx.NewInsert().Model(m).Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return engine.Errorf(engine.CodeConflict, "A staff member with this e-mail address exists already.")
 			}
 			return fmt.Errorf("store staff member: %w", err)
@@ -155,7 +155,6 @@ func staffAuditView(m *StaffMember) map[string]any {
 
 // ListStaff lists an organisation's staff, disabled ones included, by e-mail.
 func (s *Service) ListStaff(ctx context.Context, orgID int64) (out []StaffMember, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if err := s.DB().NewSelect().Model(&out).Where("organisation_id = ?", orgID).Order("email").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load staff: %w", err)
 	}
@@ -164,7 +163,6 @@ func (s *Service) ListStaff(ctx context.Context, orgID int64) (out []StaffMember
 
 // StaffByID returns one staff record of an organisation.
 func (s *Service) StaffByID(ctx context.Context, orgID, id int64) (m *StaffMember, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	m = new(StaffMember)
 	if err := s.DB().NewSelect().Model(m).Where("id = ? AND organisation_id = ?", id, orgID).Scan(ctx); err != nil {
 		return nil, engine.NotFoundOr(err, "staff member")
@@ -177,7 +175,6 @@ func (s *Service) StaffByID(ctx context.Context, orgID, id int64) (m *StaffMembe
 // session check reads the record). The record stays, since the audit log
 // names it.
 func (s *Service) RemoveStaff(ctx context.Context, actor engine.Actor, orgID int64, email string) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	email = normalizeEmail(email)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		m := new(StaffMember)
@@ -241,7 +238,6 @@ var ErrStaffDisabled = engine.Errorf(engine.CodeUnauthorized, "Your staff access
 // address, binding the subject to it. An address the IdP has not verified
 // never binds: anyone could claim it at an IdP that lets users type it.
 func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity) (m *StaffMember, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if id.Subject == "" {
 		return nil, staffRefused("the identity provider sent no subject")
 	}
@@ -280,7 +276,7 @@ func (s *Service) StaffSignIn(ctx context.Context, orgID int64, id StaffIdentity
 		}
 		m.LastSignInAt = &now
 		if _, err := tx.NewUpdate().Model(m).Column("subject", "last_sign_in_at").WherePK().Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return staffRefused("the subject is bound to another staff record of the organisation")
 			}
 			return fmt.Errorf("store staff sign-in: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
+	"portal/engine/internal/store"
 	"portal/engine/jobs"
 )
 
@@ -150,7 +151,6 @@ func checkWebhookEvents(events []string) ([]string, string) {
 // CreateWebhookEndpoint adds an endpoint to an organisation and returns it
 // with its signing secret, which is shown this once and stored sealed.
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID int64, in EndpointInput) (_ *engine.WebhookEndpoint, secret string, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var fields []engine.FieldError
 	if msg := checkWebhookURL(in.URL, s.PrivateWebhooks, s.WebhookNetworks); msg != "" {
 		fields = append(fields, engine.FieldError{Field: "url", Message: msg})
@@ -216,7 +216,6 @@ func (s *Service) auditWebhookEndpoint(ctx context.Context, tx bun.IDB, actor en
 
 // Endpoints lists an organisation's endpoints, oldest first.
 func (s *Service) Endpoints(ctx context.Context, orgID int64) (_ []engine.WebhookEndpoint, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var list []engine.WebhookEndpoint
 	if err := s.DB().NewSelect().Model(&list).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
@@ -235,7 +234,6 @@ func webhookEndpoint(ctx context.Context, db bun.IDB, orgID, id int64) (*engine.
 // UpdateWebhookEndpoint changes an endpoint's address, events or active
 // flag. Making it active again clears why it was disabled.
 func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID, id int64, ch EndpointChange) (_ *engine.WebhookEndpoint, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var fields []engine.FieldError
 	var events []string
 	if ch.URL != nil {
@@ -286,7 +284,6 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor engine.Actor,
 // DeleteWebhookEndpoint removes an endpoint with its delivery log; its
 // deliveries still queued find nothing to send and end.
 func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor engine.Actor, orgID, id int64) (err error) {
-	defer engine.ClassifyUnavailable(&err)
 	return engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, id)
 		if err != nil {
@@ -302,7 +299,6 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor engine.Actor,
 // RotateWebhookSecret gives an endpoint a new signing secret, returned
 // this once; attempts from now on are signed with it.
 func (s *Service) RotateWebhookSecret(ctx context.Context, actor engine.Actor, orgID, id int64) (secret string, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if s.Sealer == nil {
 		return "", engine.Errorf(engine.CodeUnavailable, "Webhook secrets need the portal's session key (PORTAL_SESSION_KEY), which is not configured.")
 	}
@@ -434,7 +430,6 @@ type Delivery struct {
 // limit), with the state of their jobs: when the next retry is due, and
 // dead once the attempts ran out.
 func (s *Service) Deliveries(ctx context.Context, orgID, endpointID int64, limit int) (_ []Delivery, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if _, err := webhookEndpoint(ctx, s.DB(), orgID, endpointID); err != nil {
 		return nil, err
 	}
@@ -491,7 +486,6 @@ func webhookDeliveries(ctx context.Context, db bun.IDB, endpointID, id int64, li
 // skipped) is replayed; one still being tried is a conflict, as is an
 // inactive endpoint. The replay is audited in its transaction.
 func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor engine.Actor, orgID, endpointID, deliveryID int64) (_ *Delivery, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var out *Delivery
 	err = engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, orgID, endpointID)
@@ -526,7 +520,7 @@ func (s *Service) ReplayWebhookDelivery(ctx context.Context, actor engine.Actor,
 		d := &engine.WebhookDeliveryRow{EventID: eventID, EndpointID: endpointID, Status: engine.DeliveryPending, CreatedAt: now,
 			JobKey: fmt.Sprintf("webhook:%s:%d:replay:%d", orig.EventID, endpointID, n)}
 		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
-			if engine.IsUniqueViolation(err) {
+			if store.IsUniqueViolation(err) {
 				return engine.Errorf(engine.CodeConflict, "Delivery %d is being replayed already.", orig.ID)
 			}
 			return fmt.Errorf("replay webhook delivery: %w", err)

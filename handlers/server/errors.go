@@ -84,14 +84,7 @@ func describe(err error) (status int, message string, fields []FieldErrorBody, f
 	case errors.As(err, &ae):
 		return ae.status, ae.message, ae.fields, false
 	case errors.As(err, &ee):
-		status = codeStatus[ee.Code]
-		if status == 0 || status == http.StatusInternalServerError {
-			return http.StatusInternalServerError, "", nil, true
-		}
-		for _, f := range ee.Fields {
-			fields = append(fields, FieldErrorBody{Field: f.Field, Message: f.Message})
-		}
-		return status, ee.Message, fields, status >= 500
+		return describeEngine(ee)
 	case errors.As(err, &he):
 		msg := http.StatusText(he.Code)
 		switch he.Code {
@@ -104,7 +97,25 @@ func describe(err error) (status int, message string, fields []FieldErrorBody, f
 		}
 		return he.Code, msg, nil, he.Code >= 500
 	}
+	// Not classified by anyone: a database out of reach reads as
+	// unavailable (engine.AsError, the one place that decides it), anything
+	// else is a defect.
+	if ee, ok := engine.AsError(err); ok {
+		return describeEngine(ee)
+	}
 	return http.StatusInternalServerError, "", nil, true
+}
+
+// describeEngine is describe of an engine error: its code picks the status.
+func describeEngine(ee *engine.Error) (status int, message string, fields []FieldErrorBody, fault bool) {
+	status = codeStatus[ee.Code]
+	if status == 0 || status == http.StatusInternalServerError {
+		return http.StatusInternalServerError, "", nil, true
+	}
+	for _, f := range ee.Fields {
+		fields = append(fields, FieldErrorBody{Field: f.Field, Message: f.Message})
+	}
+	return status, ee.Message, fields, status >= 500
 }
 
 // RetryAfterSeconds is the Retry-After of a 503: long enough for a pool to

@@ -108,7 +108,7 @@ func outbox(d Deps, compose composer) jobs.Handler {
 		if err := j.Decode(&p); err != nil {
 			return err
 		}
-		msg, err := engine.OutboxMessageByKey(ctx, d.DB, p.Message)
+		msg, err := message.ByKey(ctx, d.DB, p.Message)
 		if err != nil {
 			if e, ok := engine.AsError(err); ok && e.Code == engine.CodeNotFound {
 				return jobs.Permanent(err)
@@ -134,7 +134,7 @@ func outbox(d Deps, compose composer) jobs.Handler {
 		if err := d.Sender.Send(ctx, m); err != nil {
 			return err
 		}
-		return engine.MarkMessageSent(ctx, d.DB, msg.ID, d.Now())
+		return message.MarkSent(ctx, d.DB, msg.ID, d.Now())
 	}
 }
 

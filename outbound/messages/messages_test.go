@@ -198,7 +198,7 @@ func TestMailServerOutageDelaysMail(t *testing.T) {
 		if len(failed) != 1 || failed[0].Kind != string(payment.KindConfirmation) || failed[0].LastError == "" {
 			t.Fatalf("failed jobs %+v", failed)
 		}
-		msg, _ := engine.OutboxMessageByKey(context.Background(), db, strings.TrimPrefix(*failed[0].DedupKey, "outbox:"))
+		msg, _ := message.ByKey(context.Background(), db, strings.TrimPrefix(*failed[0].DedupKey, "outbox:"))
 		if msg == nil || msg.SentAt != nil {
 			t.Fatalf("message marked sent while the server was down: %+v", msg)
 		}
@@ -214,7 +214,7 @@ func TestMailServerOutageDelaysMail(t *testing.T) {
 		if strings.Join(got[0].To, ",") != "alex.morgan@example.org,sam.morgan@example.org" {
 			t.Fatalf("to %v", got[0].To)
 		}
-		if msg, _ := engine.OutboxMessageByKey(context.Background(), db, msg.DedupKey); msg.SentAt == nil {
+		if msg, _ := message.ByKey(context.Background(), db, msg.DedupKey); msg.SentAt == nil {
 			t.Fatal("delivered message not marked sent")
 		}
 	})

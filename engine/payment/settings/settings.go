@@ -99,7 +99,6 @@ func paymentSettingsView(ps *payment.PaymentSettings) *PaymentSettingsView {
 // PaymentSettings returns an organisation's own payment settings (all
 // empty when it has none: the environment's apply).
 func (s *Service) PaymentSettings(ctx context.Context, orgID int64) (_ *PaymentSettingsView, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
@@ -144,7 +143,6 @@ func paymentSettingsAuditView(ps *payment.PaymentSettings) map[string]any {
 
 // setPaymentSettings is SetPaymentSettings, audited when actor is set.
 func (s *Service) setPaymentSettings(ctx context.Context, actor *engine.Actor, orgID int64, c PaymentSettingsChange) (_ *PaymentSettingsView, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	if !engine.InScope(ctx, orgID) {
 		return nil, engine.Errorf(engine.CodeNotFound, "organisation not found")
 	}
@@ -500,7 +498,6 @@ type RetiredStripeCredentials struct {
 // OrganisationPaymentConfigs lists the organisations that chose a
 // provider of their own, with their secrets opened.
 func (s *Service) OrganisationPaymentConfigs(ctx context.Context) (_ []OrganisationPaymentConfig, err error) {
-	defer engine.ClassifyUnavailable(&err)
 	var rows []payment.PaymentSettings
 	if err := s.DB().NewSelect().Model(&rows).Where("provider <> ''").Order("organisation_id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load payment settings: %w", err)

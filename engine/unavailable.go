@@ -5,63 +5,32 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
 
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 )
 
-// ForUpdate locks the rows q selects for the rest of the transaction on
-// PostgreSQL; SQLite's one connection serialises the transactions anyway
-// (and knows no FOR UPDATE).
-func ForUpdate(q *bun.SelectQuery) *bun.SelectQuery {
-	if q.DB().Dialect().Name() == dialect.PG {
-		return q.For("UPDATE")
-	}
-	return q
-}
-
-// IsUniqueViolation reports whether err is a unique-constraint failure on PostgreSQL or SQLite.
-func IsUniqueViolation(err error) bool {
-	var pgErr pgdriver.Error
-	if errors.As(err, &pgErr) {
-		return pgErr.Field('C') == "23505"
-	}
-	// modernc's sqlite error type would pull its module into our imports; its text is stable.
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-// NotFoundOr turns sql.ErrNoRows into a not-found engine error and wraps anything else.
-func NotFoundOr(err error, what string) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return Errorf(CodeNotFound, "%s not found", what)
-	}
-	return fmt.Errorf("load %s: %w", what, err)
-}
-
-// InTx runs fn in one transaction on db.
-func InTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return db.RunInTx(ctx, nil, fn)
-}
-
 // ClassifyUnavailable turns a failure to reach the database into an
 // unavailable error (503, try again) instead of an internal one (500, a
-// defect). Every exported Service method defers it, so the HTTP layer sees
-// one code for "the database is down" whichever statement met the outage;
-// the cause stays wrapped for the logs. Errors the engine already
-// classified pass unchanged.
+// defect), the cause wrapped for the logs; errors the engine already
+// classified pass unchanged. AsError applies it to every error a caller
+// reads, so engine functions return their errors as they met them.
 func ClassifyUnavailable(err *error) {
 	if *err == nil {
 		return
 	}
-	if _, ok := AsError(*err); ok || !isConnectionFailure(*err) {
+	var e *Error
+	if errors.As(*err, &e) || !isConnectionFailure(*err) {
 		return
 	}
-	*err = &Error{Code: CodeUnavailable, Message: "The service is temporarily unavailable. Please try again shortly.", Err: *err}
+	*err = unavailable(*err)
+}
+
+// unavailable is cause as the unavailable error every outage reads as.
+func unavailable(cause error) *Error {
+	return &Error{Code: CodeUnavailable, Message: "The service is temporarily unavailable. Please try again shortly.", Err: cause}
 }
 
 // isConnectionFailure reports whether err means the database could not be

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Store functions for memberships (memberships): a person's membership of
@@ -15,23 +17,23 @@ import (
 func MembershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personIDs []int64) (map[int64]string, error) {
 	out := make(map[int64]string, len(personIDs))
 	for _, id := range personIDs {
-		out[id] = PersonAvailable
+		out[id] = engine.PersonAvailable
 	}
 	if len(personIDs) == 0 {
 		return out, nil
 	}
-	var ms []Membership
+	var ms []engine.Membership
 	err := db.NewSelect().Model(&ms).Column("person_id", "status").
 		Where("period_id = ? AND person_id IN (?) AND status IN (?)", periodID, bun.List(personIDs),
-			bun.List([]MembershipStatus{MembershipPending, MembershipActive})).Scan(ctx)
+			bun.List([]engine.MembershipStatus{engine.MembershipPending, engine.MembershipActive})).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load membership statuses: %w", err)
 	}
 	for _, m := range ms {
-		if m.Status == MembershipActive {
-			out[m.PersonID] = PersonRegistered
+		if m.Status == engine.MembershipActive {
+			out[m.PersonID] = engine.PersonRegistered
 		} else {
-			out[m.PersonID] = PersonPendingPayment
+			out[m.PersonID] = engine.PersonPendingPayment
 		}
 	}
 	return out, nil
@@ -41,10 +43,10 @@ func MembershipStatuses(ctx context.Context, db bun.IDB, periodID int64, personI
 // (active) in the previous period: the organisation's latest one that ended
 // before start.
 func PreviousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start time.Time, personIDs []int64) (map[int64][]int64, error) {
-	var held []Membership
+	var held []engine.Membership
 	err := db.NewSelect().Model(&held).Column("person_id", "membership_type_id").
-		Where("person_id IN (?) AND status = ?", bun.List(personIDs), MembershipActive).
-		Where("period_id = (?)", db.NewSelect().Model((*MembershipPeriod)(nil)).Column("id").
+		Where("person_id IN (?) AND status = ?", bun.List(personIDs), engine.MembershipActive).
+		Where("period_id = (?)", db.NewSelect().Model((*engine.MembershipPeriod)(nil)).Column("id").
 			Where("organisation_id = ? AND end_date < ?", orgID, start).
 			Order("end_date DESC").Limit(1)).
 		Scan(ctx)
@@ -60,10 +62,10 @@ func PreviousMembershipTypes(ctx context.Context, db bun.IDB, orgID int64, start
 
 // InsertMemberships stores new memberships. A unique violation means a
 // person already has a live membership of the period: a conflict.
-func InsertMemberships(ctx context.Context, db bun.IDB, memberships []Membership) error {
+func InsertMemberships(ctx context.Context, db bun.IDB, memberships []engine.Membership) error {
 	if _, err := db.NewInsert().Model(&memberships).Exec(ctx); err != nil {
 		if IsUniqueViolation(err) {
-			return Errorf(CodeConflict, "a selected person was registered for this period in the meantime; start again to choose persons")
+			return engine.Errorf(engine.CodeConflict, "a selected person was registered for this period in the meantime; start again to choose persons")
 		}
 		return fmt.Errorf("create memberships: %w", err)
 	}
@@ -72,8 +74,8 @@ func InsertMemberships(ctx context.Context, db bun.IDB, memberships []Membership
 
 // CancelPendingMemberships cancels the memberships of an instance that wait for payment.
 func CancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64) error {
-	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipCancelled).
-		Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).Exec(ctx); err != nil {
+	if _, err := db.NewUpdate().Model((*engine.Membership)(nil)).Set("status = ?", engine.MembershipCancelled).
+		Where("process_instance_id = ? AND status = ?", instanceID, engine.MembershipPending).Exec(ctx); err != nil {
 		return fmt.Errorf("cancel memberships: %w", err)
 	}
 	return nil
@@ -81,9 +83,9 @@ func CancelPendingMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 
 // ActivatePendingMemberships activates the memberships of an instance that
 // wait for payment and returns them as they are now.
-func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]Membership, error) {
-	var pending []Membership
-	if err := db.NewSelect().Model(&pending).Where("process_instance_id = ? AND status = ?", instanceID, MembershipPending).
+func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int64, now time.Time) ([]engine.Membership, error) {
+	var pending []engine.Membership
+	if err := db.NewSelect().Model(&pending).Where("process_instance_id = ? AND status = ?", instanceID, engine.MembershipPending).
 		Order("person_id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load pending memberships: %w", err)
 	}
@@ -93,10 +95,10 @@ func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int6
 	ids := make([]int64, len(pending))
 	for i := range pending {
 		ids[i] = pending[i].ID
-		pending[i].Status, pending[i].ActivatedAt = MembershipActive, &now
+		pending[i].Status, pending[i].ActivatedAt = engine.MembershipActive, &now
 	}
-	if _, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipActive).Set("activated_at = ?", now).
-		Where("id IN (?) AND status = ?", bun.List(ids), MembershipPending).Exec(ctx); err != nil {
+	if _, err := db.NewUpdate().Model((*engine.Membership)(nil)).Set("status = ?", engine.MembershipActive).Set("activated_at = ?", now).
+		Where("id IN (?) AND status = ?", bun.List(ids), engine.MembershipPending).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("activate memberships: %w", err)
 	}
 	return pending, nil
@@ -106,8 +108,8 @@ func ActivatePendingMemberships(ctx context.Context, db bun.IDB, instanceID int6
 // order whose money went back (a returned direct debit): the instance's
 // active memberships wait for payment again. It returns how many.
 func SuspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64) (int, error) {
-	r, err := db.NewUpdate().Model((*Membership)(nil)).Set("status = ?", MembershipPending).Set("activated_at = NULL").
-		Where("process_instance_id = ? AND status = ?", instanceID, MembershipActive).Exec(ctx)
+	r, err := db.NewUpdate().Model((*engine.Membership)(nil)).Set("status = ?", engine.MembershipPending).Set("activated_at = NULL").
+		Where("process_instance_id = ? AND status = ?", instanceID, engine.MembershipActive).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("suspend memberships: %w", err)
 	}
@@ -117,10 +119,3 @@ func SuspendActiveMemberships(ctx context.Context, db bun.IDB, instanceID int64)
 	}
 	return int(n), nil
 }
-
-// Person statuses as the form shows them.
-const (
-	PersonAvailable      = "Available"
-	PersonPendingPayment = "Pending Payment"
-	PersonRegistered     = "Registered"
-)

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Store functions for orders (orders) and their frozen lines (order_lines).
@@ -16,35 +18,35 @@ func WithLines(q *bun.SelectQuery) *bun.SelectQuery {
 }
 
 // LoadOrder loads an order by id, with its lines.
-func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
-	order := new(Order)
+func LoadOrder(ctx context.Context, db bun.IDB, orderID int64) (*engine.Order, error) {
+	order := new(engine.Order)
 	if err := WithLines(db.NewSelect().Model(order).Where("?TableAlias.id = ?", orderID)).Scan(ctx); err != nil {
-		return nil, NotFoundOr(err, "order")
+		return nil, engine.NotFoundOr(err, "order")
 	}
 	return order, nil
 }
 
 // LiveOrder loads the instance's order that is not cancelled, with its lines.
-func LiveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*Order, error) {
-	order := new(Order)
+func LiveOrder(ctx context.Context, db bun.IDB, instanceID int64) (*engine.Order, error) {
+	order := new(engine.Order)
 	err := WithLines(db.NewSelect().Model(order).
-		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, OrderCancelled)).Scan(ctx)
+		Where("?TableAlias.process_instance_id = ? AND ?TableAlias.status <> ?", instanceID, engine.OrderCancelled)).Scan(ctx)
 	if err != nil {
-		return nil, NotFoundOr(err, "order")
+		return nil, engine.NotFoundOr(err, "order")
 	}
 	return order, nil
 }
 
 // InsertOrder stores a new order and its lines (numbered from 1 as given).
 // A unique violation means the instance has a live order already: a conflict.
-func InsertOrder(ctx context.Context, db bun.IDB, order *Order) error {
+func InsertOrder(ctx context.Context, db bun.IDB, order *engine.Order) error {
 	if order.PayReference == "" {
 		// Random rather than derived from the id: the pay link must not be guessable.
-		order.PayReference = NewReference("PO-")
+		order.PayReference = engine.NewReference("PO-")
 	}
 	if _, err := db.NewInsert().Model(order).Exec(ctx); err != nil {
 		if IsUniqueViolation(err) {
-			return Errorf(CodeConflict, "this registration was already submitted")
+			return engine.Errorf(engine.CodeConflict, "this registration was already submitted")
 		}
 		return fmt.Errorf("create order: %w", err)
 	}
@@ -62,8 +64,8 @@ func InsertOrder(ctx context.Context, db bun.IDB, order *Order) error {
 
 // CancelUnpaidOrders cancels the unpaid order of an instance.
 func CancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error {
-	if _, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderCancelled).
-		Where("process_instance_id = ? AND status = ?", instanceID, OrderUnpaid).Exec(ctx); err != nil {
+	if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderCancelled).
+		Where("process_instance_id = ? AND status = ?", instanceID, engine.OrderUnpaid).Exec(ctx); err != nil {
 		return fmt.Errorf("cancel order: %w", err)
 	}
 	return nil
@@ -72,8 +74,8 @@ func CancelUnpaidOrders(ctx context.Context, db bun.IDB, instanceID int64) error
 // MarkOrderPaid marks an unpaid order paid. Anything but exactly one row
 // changed is a defect: the caller holds the instance lock.
 func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time) error {
-	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderPaid).Set("paid_at = ?", now).
-		Where("id = ? AND status = ?", orderID, OrderUnpaid).Exec(ctx)
+	r, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderPaid).Set("paid_at = ?", now).
+		Where("id = ? AND status = ?", orderID, engine.OrderUnpaid).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark order paid: %w", err)
 	}
@@ -89,8 +91,8 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, now time.Time
 // Anything but exactly one row changed is a defect: the caller holds the
 // instance lock and read the order paid.
 func MarkOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
-	r, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?", OrderUnpaid).Set("paid_at = NULL").Set("debit_due_on = NULL").
-		Where("id = ? AND status = ?", orderID, OrderPaid).Exec(ctx)
+	r, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("status = ?", engine.OrderUnpaid).Set("paid_at = NULL").Set("debit_due_on = NULL").
+		Where("id = ? AND status = ?", orderID, engine.OrderPaid).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark order unpaid: %w", err)
 	}
@@ -103,9 +105,9 @@ func MarkOrderUnpaid(ctx context.Context, db bun.IDB, orderID int64) error {
 // AddOrderLine appends a line to an order (numbered after its last) and
 // raises the order's total by its amount, so that the next payment
 // attempt, made from the total, asks for it too.
-func AddOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine) error {
+func AddOrderLine(ctx context.Context, db bun.IDB, order *engine.Order, line engine.OrderLine) error {
 	var last int
-	if err := db.NewSelect().Model((*OrderLine)(nil)).ColumnExpr("COALESCE(MAX(line_no), 0)").
+	if err := db.NewSelect().Model((*engine.OrderLine)(nil)).ColumnExpr("COALESCE(MAX(line_no), 0)").
 		Where("order_id = ?", order.ID).Scan(ctx, &last); err != nil {
 		return fmt.Errorf("number the order line: %w", err)
 	}
@@ -113,7 +115,7 @@ func AddOrderLine(ctx context.Context, db bun.IDB, order *Order, line OrderLine)
 	if _, err := db.NewInsert().Model(&line).Exec(ctx); err != nil {
 		return fmt.Errorf("add order line: %w", err)
 	}
-	if _, err := db.NewUpdate().Model((*Order)(nil)).Set("total_minor = total_minor + ?", line.AmountMinor).
+	if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("total_minor = total_minor + ?", line.AmountMinor).
 		Where("id = ?", order.ID).Exec(ctx); err != nil {
 		return fmt.Errorf("raise the order total: %w", err)
 	}

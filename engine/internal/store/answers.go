@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"portal/engine"
 )
 
 // Store functions for what a member entered in an instance (process_data):
 // the selected persons and the answers per step and person.
 
 // InstanceData loads every stored answer and selection of an instance.
-func InstanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessData, error) {
-	var rows []ProcessData
+func InstanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]engine.ProcessData, error) {
+	var rows []engine.ProcessData
 	if err := db.NewSelect().Model(&rows).Where("instance_id = ?", instanceID).Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load process data: %w", err)
 	}
@@ -22,9 +24,9 @@ func InstanceData(ctx context.Context, db bun.IDB, instanceID int64) ([]ProcessD
 }
 
 // StepAnswers loads the answers of one step of an instance.
-func StepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]ProcessData, error) {
-	var rows []ProcessData
-	if err := db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Scan(ctx); err != nil {
+func StepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]engine.ProcessData, error) {
+	var rows []engine.ProcessData
+	if err := db.NewSelect().Model(&rows).Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, engine.DataAnswer).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load step answers: %w", err)
 	}
 	return rows, nil
@@ -35,14 +37,14 @@ func StepAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64) ([]P
 // first selection to one write.
 func StoreSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect bool, personIDs []int64, now time.Time) error {
 	if reselect {
-		if _, err := db.NewDelete().Model((*ProcessData)(nil)).
-			Where("instance_id = ? AND data_key = ?", instanceID, DataSelected).Exec(ctx); err != nil {
+		if _, err := db.NewDelete().Model((*engine.ProcessData)(nil)).
+			Where("instance_id = ? AND data_key = ?", instanceID, engine.DataSelected).Exec(ctx); err != nil {
 			return fmt.Errorf("clear selection: %w", err)
 		}
 	}
-	rows := make([]ProcessData, len(personIDs))
+	rows := make([]engine.ProcessData, len(personIDs))
 	for i := range personIDs {
-		rows[i] = ProcessData{InstanceID: instanceID, PersonID: &personIDs[i], DataKey: DataSelected, DataValue: "true", CreatedAt: now}
+		rows[i] = engine.ProcessData{InstanceID: instanceID, PersonID: &personIDs[i], DataKey: engine.DataSelected, DataValue: "true", CreatedAt: now}
 	}
 	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		return fmt.Errorf("store selection: %w", err)
@@ -54,8 +56,8 @@ func StoreSelection(ctx context.Context, db bun.IDB, instanceID int64, reselect 
 // was answered before (after Back), which keeps a forward step to one write.
 func StoreAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, hadAnswers bool, answers map[int64]string, now time.Time) error {
 	if hadAnswers {
-		if _, err := db.NewDelete().Model((*ProcessData)(nil)).
-			Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, DataAnswer).Exec(ctx); err != nil {
+		if _, err := db.NewDelete().Model((*engine.ProcessData)(nil)).
+			Where("instance_id = ? AND step_id = ? AND data_key = ?", instanceID, stepID, engine.DataAnswer).Exec(ctx); err != nil {
 			return fmt.Errorf("replace answers: %w", err)
 		}
 	}
@@ -67,9 +69,9 @@ func StoreAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, had
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	rows := make([]ProcessData, len(ids))
+	rows := make([]engine.ProcessData, len(ids))
 	for i, id := range ids {
-		rows[i] = ProcessData{InstanceID: instanceID, StepID: &stepID, PersonID: &ids[i], DataKey: DataAnswer, DataValue: answers[id], CreatedAt: now}
+		rows[i] = engine.ProcessData{InstanceID: instanceID, StepID: &stepID, PersonID: &ids[i], DataKey: engine.DataAnswer, DataValue: answers[id], CreatedAt: now}
 	}
 	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		return fmt.Errorf("store answers: %w", err)
@@ -79,7 +81,7 @@ func StoreAnswers(ctx context.Context, db bun.IDB, instanceID, stepID int64, had
 
 // DeleteInstanceData deletes every selection and answer of an instance.
 func DeleteInstanceData(ctx context.Context, db bun.IDB, instanceID int64) error {
-	if _, err := db.NewDelete().Model((*ProcessData)(nil)).Where("instance_id = ?", instanceID).Exec(ctx); err != nil {
+	if _, err := db.NewDelete().Model((*engine.ProcessData)(nil)).Where("instance_id = ?", instanceID).Exec(ctx); err != nil {
 		return fmt.Errorf("delete process data: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"portal/engine"
 )
 
 // Store functions for persons (persons) and their links to user keys (user_persons).
 
 // LinkedPersons lists the persons userKey may register in an organisation.
-func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]Person, error) {
-	var persons []Person
+func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64) ([]engine.Person, error) {
+	var persons []engine.Person
 	err := db.NewSelect().Model(&persons).
 		Join("JOIN user_persons AS up ON up.person_id = person.id").
 		Where("up.user_key = ? AND up.organisation_id = ?", userKey, orgID).
@@ -27,19 +29,19 @@ func LinkedPersons(ctx context.Context, db bun.IDB, userKey string, orgID int64)
 }
 
 // PersonsByID loads persons in the order of ids.
-func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error) {
+func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]engine.Person, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var rows []Person
+	var rows []engine.Person
 	if err := db.NewSelect().Model(&rows).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load persons: %w", err)
 	}
-	byID := make(map[int64]Person, len(rows))
+	byID := make(map[int64]engine.Person, len(rows))
 	for _, p := range rows {
 		byID[p.ID] = p
 	}
-	out := make([]Person, 0, len(ids))
+	out := make([]engine.Person, 0, len(ids))
 	for _, id := range ids {
 		if p, ok := byID[id]; ok {
 			out = append(out, p)
@@ -54,7 +56,7 @@ func PersonsByID(ctx context.Context, db bun.IDB, ids []int64) ([]Person, error)
 // in after the check; SQLite runs one writer at a time anyway.
 func LinkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, personIDs []int64) ([]int64, error) {
 	var linked []int64
-	q := tx.NewSelect().Model((*UserPerson)(nil)).Column("person_id").
+	q := tx.NewSelect().Model((*engine.UserPerson)(nil)).Column("person_id").
 		Where("user_key = ? AND organisation_id = ? AND person_id IN (?)", userKey, orgID, bun.List(personIDs))
 	if tx.Dialect().Name() == dialect.PG {
 		q = q.For("SHARE")
@@ -66,11 +68,11 @@ func LinkedAmong(ctx context.Context, tx bun.Tx, userKey string, orgID int64, pe
 }
 
 // ActiveMembersOf loads the persons whose membership from an instance is active, by id.
-func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Person, error) {
-	var persons []Person
+func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]engine.Person, error) {
+	var persons []engine.Person
 	if err := db.NewSelect().Model(&persons).
-		Where("id IN (?)", db.NewSelect().Model((*Membership)(nil)).Column("person_id").
-			Where("process_instance_id = ? AND status = ?", instanceID, MembershipActive)).
+		Where("id IN (?)", db.NewSelect().Model((*engine.Membership)(nil)).Column("person_id").
+			Where("process_instance_id = ? AND status = ?", instanceID, engine.MembershipActive)).
 		Order("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load persons to confirm: %w", err)
 	}
@@ -79,7 +81,7 @@ func ActiveMembersOf(ctx context.Context, db bun.IDB, instanceID int64) ([]Perso
 
 // UniqueAddresses are the persons' e-mail addresses in order, each once
 // (compared without case), skipping persons without one.
-func UniqueAddresses(persons []Person) []string {
+func UniqueAddresses(persons []engine.Person) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range persons {
