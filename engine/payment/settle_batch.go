@@ -56,20 +56,21 @@ func (s *Service) SettleBatch(ctx context.Context, tx bun.Tx, provider engine.Pa
 	for _, res := range results {
 		res.audit = nil
 	}
-	closeAtProvider, err := s.settleBatch(ctx, tx, provider, confs, results)
-	if err != nil {
-		return nil, err
-	}
+	return s.settleBatch(ctx, tx, provider, confs, results)
+}
+
+// audit writes the audit entries of the confirmations settled (by staff:
+// Actor) among confs, after their change, so that each says what the
+// order and the payment became ("Unpaid → Paid").
+func (s *Service) audit(ctx context.Context, tx bun.Tx, confs []engine.PaymentConfirmation, results []*PaymentResult) error {
 	for i, res := range results {
 		if res.audit != nil && confs[i].Actor != nil {
-			// Written after the change, so that the entry says what the
-			// order and the payment became ("Unpaid → Paid").
 			if err := s.auditConfirmation(ctx, tx, *confs[i].Actor, res.audit); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return closeAtProvider, nil
+	return nil
 }
 
 func (s *Service) settleBatch(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, confs []engine.PaymentConfirmation, results []*PaymentResult) ([]engine.Payment, error) {
@@ -124,6 +125,9 @@ func (s *Service) settleBatch(ctx context.Context, tx bun.Tx, provider engine.Pa
 			if err != nil {
 				return nil, err
 			}
+			if err := s.audit(ctx, tx, confs[i:i+1], results[i:i+1]); err != nil {
+				return nil, err
+			}
 			closeAtProvider = append(closeAtProvider, closed...)
 		}
 	}
@@ -152,6 +156,13 @@ func (s *Service) settleBatch(ctx context.Context, tx bun.Tx, provider engine.Pa
 			return nil, err
 		}
 		closeAtProvider = append(closeAtProvider, closed...)
+		// The batch's plain successes name attempts, orders and
+		// registrations of their own: what one became, no other changes.
+		for _, i := range plain {
+			if err := s.audit(ctx, tx, confs[i:i+1], results[i:i+1]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, i := range again {
 		closed, err := s.settleBatch(ctx, tx, provider, confs[i:i+1], results[i:i+1])
