@@ -245,13 +245,13 @@ RELAY_BENCH_FLAGS ?= -duration 3s -rounds 3 -concurrency 32
 ## registrations on PostgreSQL (PORTAL_TEST_DATABASE_URL), per filter (docs/BENCHMARKS.md)
 .PHONY: bench-staff
 bench-staff:
-	$(GO) test ./engine ./engine/staff -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
+	$(GO) test ./engine/staff -run '^$$' -bench 'BenchmarkStaffRegistrations|BenchmarkOpenPayments' -benchtime 20x -count 1
 
 ## bench-debits: a season's direct-debit collection run prepared and marked sent on PostgreSQL
 ## (PORTAL_TEST_DATABASE_URL): ~1,700 debits of 10,000 registrations; see docs/BENCHMARKS.md
 .PHONY: bench-debits
 bench-debits:
-	$(GO) test ./engine -run '^$$' -bench 'BenchmarkCollectionRun' -benchtime 3x -count 1
+	$(GO) test ./engine/directdebit -run '^$$' -bench 'BenchmarkCollectionRun' -benchtime 3x -count 1
 
 ## bench-federation: a federation's season (issue 42) on a fresh PostgreSQL database (PORTAL_BENCH_DATABASE_URL's
 ## server, default the local one): portal seed federation, then the nightly jobs, the season opening, the staff pages,

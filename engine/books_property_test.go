@@ -17,6 +17,7 @@ import (
 	"portal/engine/dbtest"
 	"portal/engine/demodata"
 	"portal/engine/directdebit"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/staff"
 )
@@ -59,23 +60,23 @@ func freshLike(t *testing.T, db *bun.DB) *bun.DB {
 
 func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 	rnd := rand.New(rand.NewPCG(seed, 2027))
-	f := bankFixture(t, db, 4)
+	f := enginetest.BankFixture(t, db, 4)
 	owed := []banking.Expected{
 		{Reference: "RF48PRALPHA2345ALPHA234", AmountMinor: 28750, Currency: "EUR"},
 		{Reference: "RF32PRBRAVO2345BRAVO234", AmountMinor: 5000, Currency: "EUR"},
 		{Reference: "RF59PRCHARL2345CHARL234", AmountMinor: 12000, Currency: "EUR"},
 		{Reference: "RF38PRDELTA2345DELTA234", AmountMinor: 9900, Currency: "EUR"},
 	}
-	for _, p := range openTransfers(t, f, owed...) {
+	for _, p := range enginetest.OpenTransfers(t, f, owed...) {
 		// The orders owe what their attempts ask.
-		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("total_minor = ?", p.AmountMinor).Where("id = ?", p.OrderID).Exec(f.ctx); err != nil {
+		if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("total_minor = ?", p.AmountMinor).Where("id = ?", p.OrderID).Exec(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	iban, _ := banking.ParseIBAN(demoIBAN)
+	iban, _ := banking.ParseIBAN(enginetest.DemoIBAN)
 
 	// The bank's transfers of the season: parts, whole amounts and more.
-	var transfers []camtTx
+	var transfers []enginetest.CamtTx
 	for k := range 14 {
 		o := owed[rnd.IntN(len(owed))]
 		var minor int64
@@ -87,16 +88,16 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 		default:
 			minor = 1 + rnd.Int64N(o.AmountMinor-1) // a part
 		}
-		tx := camtTx{acctSvcrRef: fmt.Sprintf("TX-%d-%d", seed, k), endToEnd: fmt.Sprintf("E2E-%d-%d", seed, k), minor: minor, rf: string(o.Reference)}
+		tx := enginetest.CamtTx{AcctSvcrRef: fmt.Sprintf("TX-%d-%d", seed, k), EndToEnd: fmt.Sprintf("E2E-%d-%d", seed, k), Minor: minor, RF: string(o.Reference)}
 		if rnd.IntN(3) == 0 {
-			tx.endToEnd = "NOTPROVIDED"
+			tx.EndToEnd = "NOTPROVIDED"
 		}
 		if k > 0 && rnd.IntN(5) == 0 {
 			// PostFinance: another transfer under the same transaction
 			// reference, another amount.
 			prev := transfers[rnd.IntN(len(transfers))]
-			if prev.minor != tx.minor {
-				tx.acctSvcrRef = prev.acctSvcrRef
+			if prev.Minor != tx.Minor {
+				tx.AcctSvcrRef = prev.AcctSvcrRef
 			}
 		}
 		transfers = append(transfers, tx)
@@ -119,29 +120,29 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 				}
 			}
 			message := []string{"camt.052", "camt.053", "camt.054"}[rnd.IntN(3)]
-			var entries []camtEntry
+			var entries []enginetest.CamtEntry
 			if message == "camt.053" && len(txs) > 1 && rnd.IntN(2) == 0 {
-				batch := camtEntry{ntryRef: fmt.Sprintf("N%d", rnd.IntN(1000)), acctSvcrRef: fmt.Sprintf("B-%d-%d", seed, step)}
+				batch := enginetest.CamtEntry{NtryRef: fmt.Sprintf("N%d", rnd.IntN(1000)), AcctSvcrRef: fmt.Sprintf("B-%d-%d", seed, step)}
 				for _, i := range txs {
-					batch.txs = append(batch.txs, transfers[i])
+					batch.Txs = append(batch.Txs, transfers[i])
 				}
 				entries = append(entries, batch)
 			} else {
 				for j, i := range txs {
-					e := camtEntry{acctSvcrRef: fmt.Sprintf("E-%d-%d-%d", seed, step, j), txs: []camtTx{transfers[i]}}
+					e := enginetest.CamtEntry{AcctSvcrRef: fmt.Sprintf("E-%d-%d-%d", seed, step, j), Txs: []enginetest.CamtTx{transfers[i]}}
 					if message != "camt.054" {
-						e.ntryRef = fmt.Sprintf("%04d", rnd.IntN(10000))
+						e.NtryRef = fmt.Sprintf("%04d", rnd.IntN(10000))
 					}
 					entries = append(entries, e)
 				}
 			}
-			st = camtFile(t, message, fmt.Sprintf("F-%d-%d", seed, step), entries...)
+			st = enginetest.CamtFile(t, message, fmt.Sprintf("F-%d-%d", seed, step), entries...)
 			for _, i := range txs {
 				reported[i] = true
 			}
 		}
 		last = st
-		rep, err := bankstatement.Of(f.svc).ImportStatement(f.ctx, st, engine.StatementOptions{Account: iban})
+		rep, err := bankstatement.Of(f.Svc).ImportStatement(f.Ctx, st, engine.StatementOptions{Account: iban})
 		if err != nil {
 			t.Fatalf("step %d (%s): %v", step, st.MessageID, err)
 		}
@@ -153,16 +154,16 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 		if rnd.IntN(3) == 0 {
 			// The treasurer pays back a second payment owed back.
 			var owing []engine.Payment
-			if err := db.NewSelect().Model(&owing).Where("refund_status = ? AND refund_manual", engine.RefundDue).Order("id").Scan(f.ctx); err != nil {
+			if err := db.NewSelect().Model(&owing).Where("refund_status = ? AND refund_manual", engine.RefundDue).Order("id").Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			if len(owing) > 0 {
-				if _, err := payment.Of(f.svc).MarkRefundPaidBack(f.ctx, owing[0].Reference, "paid back in the property test"); err != nil {
+				if _, err := payment.Of(f.Svc).MarkRefundPaidBack(f.Ctx, owing[0].Reference, "paid back in the property test"); err != nil {
 					t.Fatalf("step %d: pay back %s: %v", step, owing[0].Reference, err)
 				}
 			}
 		}
-		findings, err := books.Check(f.ctx, f.svc, 1)
+		findings, err := books.Check(f.Ctx, f.Svc, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,8 +172,8 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 		}
 		want, wantMinor := map[string]int{}, map[string]int64{}
 		for i := range reported {
-			want[transfers[i].rf]++
-			wantMinor[transfers[i].rf] += transfers[i].minor
+			want[transfers[i].RF]++
+			wantMinor[transfers[i].RF] += transfers[i].Minor
 		}
 		for _, o := range owed {
 			got, gotMinor := countedFor(t, f, string(o.Reference))
@@ -185,8 +186,8 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 			}
 		}
 	}
-	if n, err := books.CheckAll(f.ctx, f.svc, f.svc.Clock()); err != nil || n != 0 {
-		kept, _ := books.Findings(f.ctx, db, 1)
+	if n, err := books.CheckAll(f.Ctx, f.Svc, f.Svc.Clock()); err != nil || n != 0 {
+		kept, _ := books.Findings(f.Ctx, db, 1)
 		t.Fatalf("the nightly check after the sequence: %d findings (%v): %+v", n, err, kept)
 	}
 }
@@ -195,17 +196,17 @@ func randomImports(t *testing.T, db *bun.DB, seed uint64) {
 // RF reference, and how much they bring: credits captured for its
 // payments (one payment event each, by the bank credit's event id, with
 // the credit's own amount), and those kept to place.
-func countedFor(t *testing.T, f *fixture, rf string) (int, int64) {
+func countedFor(t *testing.T, f *enginetest.Fixture, rf string) (int, int64) {
 	t.Helper()
 	var rows []struct {
 		N   int64 `bun:"n"`
 		Sum int64 `bun:"sum"`
 	}
-	if err := f.db.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
+	if err := f.DB.NewSelect().TableExpr("payment_events AS e").Join("JOIN payments AS p ON p.reference = e.reference").
 		ColumnExpr("COUNT(*) AS n, COALESCE(SUM(e.amount_minor), 0) AS sum").
 		Where("p.provider_id = ? AND e.event_type = ? AND e.event_id LIKE 'bank:%'", rf, payment.BankCaptureEvent).
-		UnionAll(f.db.NewSelect().Model((*bankstatement.BankCredit)(nil)).ColumnExpr("COUNT(*) AS n, COALESCE(SUM(amount_minor), 0) AS sum").
-			Where("reference = ? AND state = ?", rf, bankstatement.CreditUnmatched)).Scan(f.ctx, &rows); err != nil {
+		UnionAll(f.DB.NewSelect().Model((*bankstatement.BankCredit)(nil)).ColumnExpr("COUNT(*) AS n, COALESCE(SUM(amount_minor), 0) AS sum").
+			Where("reference = ? AND state = ?", rf, bankstatement.CreditUnmatched)).Scan(f.Ctx, &rows); err != nil {
 		t.Fatal(err)
 	}
 	var n, sum int64
@@ -246,19 +247,19 @@ func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
 	if err := demodata.SeedDemo(context.Background(), db, 4, day); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	svc, dd := directDebitClub(t, db, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
-	f := &debitFixture{fixture: &fixture{t: t, ctx: context.Background(), db: db, svc: svc}, dd: dd}
-	f.iban, _ = banking.ParseIBAN(demoIBAN)
-	if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 250").Where("organisation_id = 1").Exec(f.ctx); err != nil {
+	svc, dd := enginetest.DirectDebitClub(t, db, engine.WithClock(func() time.Time { return now.Load().(time.Time) }))
+	f := &enginetest.DebitFixture{Fixture: &enginetest.Fixture{T: t, Ctx: context.Background(), DB: db, Svc: svc}, DD: dd}
+	f.IBAN, _ = banking.ParseIBAN(enginetest.DemoIBAN)
+	if _, err := db.NewUpdate().Model((*payment.PaymentSettings)(nil)).Set("debit_return_fee_minor = 250").Where("organisation_id = 1").Exec(f.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	var members []*debitMember
+	var members []*enginetest.DebitMember
 	for i := range 4 {
-		members = append(members, f.commitDebit(fmt.Sprintf("demo-%d", i+1), "en"))
+		members = append(members, f.CommitDebit(fmt.Sprintf("demo-%d", i+1), "en"))
 	}
 	treasurer := engine.Actor{Name: "treasurer@example.org"}
 	returned := map[int64]bool{} // debits returned so far, by id
-	var lastReturns []camtTx
+	var lastReturns []enginetest.CamtTx
 	for step := range 14 {
 		action := []string{"collect", "collect", "return", "return", "again", "refund", "confirm", "days"}[rnd.IntN(8)]
 		switch action {
@@ -266,16 +267,16 @@ func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
 			// A run written and left for a later step, or the run written
 			// before marked sent.
 			var prepared []payment.DebitRun
-			if err := db.NewSelect().Model(&prepared).Where("organisation_id = 1 AND status = ?", payment.DebitRunPrepared).Scan(f.ctx); err != nil {
+			if err := db.NewSelect().Model(&prepared).Where("organisation_id = 1 AND status = ?", payment.DebitRunPrepared).Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			if len(prepared) > 0 {
-				if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, prepared[0].ID); err != nil {
+				if _, err := directdebit.Of(svc).MarkDebitRunSent(f.Ctx, treasurer, 1, prepared[0].ID); err != nil {
 					t.Fatalf("step %d: mark sent: %v", step, err)
 				}
 				break
 			}
-			run, err := directdebit.Of(svc).CollectDebits(f.ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
+			run, err := directdebit.Of(svc).CollectDebits(f.Ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: treasurer})
 			if engine.ErrorCode(err) == engine.CodeConflict {
 				break // nothing due
 			}
@@ -283,53 +284,53 @@ func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
 				t.Fatalf("step %d: collect: %v", step, err)
 			}
 			if rnd.IntN(3) > 0 {
-				if _, err := directdebit.Of(svc).MarkDebitRunSent(f.ctx, treasurer, 1, run.ID); err != nil {
+				if _, err := directdebit.Of(svc).MarkDebitRunSent(f.Ctx, treasurer, 1, run.ID); err != nil {
 					t.Fatalf("step %d: mark sent: %v", step, err)
 				}
 			}
 		case "return":
 			var collected []payment.Debit
-			if err := db.NewSelect().Model(&collected).Where("organisation_id = 1 AND status = ?", payment.DebitCollected).Order("id").Scan(f.ctx); err != nil {
+			if err := db.NewSelect().Model(&collected).Where("organisation_id = 1 AND status = ?", payment.DebitCollected).Order("id").Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
-			var txs []camtTx
+			var txs []enginetest.CamtTx
 			for _, d := range collected {
 				if !returned[d.ID] && rnd.IntN(2) == 0 {
 					returned[d.ID] = true
-					txs = append(txs, camtTx{acctSvcrRef: fmt.Sprintf("RET-%d-%d", seed, d.ID), endToEnd: d.EndToEndID, minor: d.AmountMinor,
-						returnCode: []string{"MD06", "AM04", "MS03"}[rnd.IntN(3)]})
+					txs = append(txs, enginetest.CamtTx{AcctSvcrRef: fmt.Sprintf("RET-%d-%d", seed, d.ID), EndToEnd: d.EndToEndID, Minor: d.AmountMinor,
+						ReturnCode: []string{"MD06", "AM04", "MS03"}[rnd.IntN(3)]})
 				}
 			}
 			if len(txs) == 0 {
 				break
 			}
-			var entries []camtEntry
+			var entries []enginetest.CamtEntry
 			for j, tx := range txs {
-				entries = append(entries, camtEntry{acctSvcrRef: fmt.Sprintf("N54-%d-%d-%d", seed, step, j), txs: []camtTx{tx}})
+				entries = append(entries, enginetest.CamtEntry{AcctSvcrRef: fmt.Sprintf("N54-%d-%d-%d", seed, step, j), Txs: []enginetest.CamtTx{tx}})
 			}
-			f.importStatement(camtFile(t, "camt.054", fmt.Sprintf("N-%d-%d", seed, step), entries...), engine.StatementOptions{})
+			f.ImportStatement(enginetest.CamtFile(t, "camt.054", fmt.Sprintf("N-%d-%d", seed, step), entries...), engine.StatementOptions{})
 			lastReturns = txs
 		case "again":
 			// The night's statement repeats the day's returns, in a batch.
 			if len(lastReturns) == 0 {
 				break
 			}
-			f.importStatement(camtFile(t, "camt.053", fmt.Sprintf("S-%d-%d", seed, step),
-				camtEntry{ntryRef: fmt.Sprint(step), acctSvcrRef: fmt.Sprintf("S53-%d-%d", seed, step), txs: lastReturns}), engine.StatementOptions{})
+			f.ImportStatement(enginetest.CamtFile(t, "camt.053", fmt.Sprintf("S-%d-%d", seed, step),
+				enginetest.CamtEntry{NtryRef: fmt.Sprint(step), AcctSvcrRef: fmt.Sprintf("S53-%d-%d", seed, step), Txs: lastReturns}), engine.StatementOptions{})
 		case "refund":
 			var paid []engine.Payment
-			if err := db.NewSelect().Model(&paid).Where("status = ? AND refund_status = ''", engine.PaymentSucceeded).Order("id").Scan(f.ctx); err != nil {
+			if err := db.NewSelect().Model(&paid).Where("status = ? AND refund_status = ''", engine.PaymentSucceeded).Order("id").Scan(f.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			if len(paid) == 0 {
 				break
 			}
 			p := paid[rnd.IntN(len(paid))]
-			o, err := engine.LoadOrder(f.ctx, db, p.OrderID)
+			o, err := engine.LoadOrder(f.Ctx, db, p.OrderID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := staff.Of(svc).RefundPayment(f.ctx, treasurer, 1, o.ProcessInstanceID, p.Reference, "refunded in the property test"); err != nil {
+			if err := staff.Of(svc).RefundPayment(f.Ctx, treasurer, 1, o.ProcessInstanceID, p.Reference, "refunded in the property test"); err != nil {
 				t.Fatalf("step %d: refund %s: %v", step, p.Reference, err)
 			}
 		case "confirm":
@@ -337,14 +338,14 @@ func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
 			// link: their orders are due for the next run.
 			for _, m := range members {
 				if _, err := db.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = ?", now.Load().(time.Time).AddDate(0, 0, 5)).
-					Where("id = ? AND status = ?", m.order.ID, engine.OrderUnpaid).Exec(f.ctx); err != nil {
+					Where("id = ? AND status = ?", m.Order.ID, engine.OrderUnpaid).Exec(f.Ctx); err != nil {
 					t.Fatal(err)
 				}
 			}
 		case "days":
 			now.Store(now.Load().(time.Time).AddDate(0, 0, 1+rnd.IntN(20)))
 		}
-		findings, err := books.Check(f.ctx, svc, 1)
+		findings, err := books.Check(f.Ctx, svc, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,8 +353,8 @@ func randomCollections(t *testing.T, db *bun.DB, seed uint64) {
 			t.Errorf("step %d (%s): %s", step, action, fd)
 		}
 	}
-	if n, err := books.CheckAll(f.ctx, svc, now.Load().(time.Time)); err != nil || n != 0 {
-		kept, _ := books.Findings(f.ctx, db, 1)
+	if n, err := books.CheckAll(f.Ctx, svc, now.Load().(time.Time)); err != nil || n != 0 {
+		kept, _ := books.Findings(f.Ctx, db, 1)
 		t.Fatalf("the nightly check after the sequence: %d findings (%v): %+v", n, err, kept)
 	}
 }

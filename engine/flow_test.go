@@ -7,38 +7,16 @@ import (
 	"github.com/uptrace/bun"
 
 	"portal/engine"
-	"portal/engine/clock"
 	"portal/engine/dbtest"
-	"portal/engine/demodata"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/registration"
 )
 
-// seeded returns a service on a database with the demo data.
-func seeded(t *testing.T, db *bun.DB) *engine.Service {
-	t.Helper()
-	svc, _ := seededWithGateway(t, db)
-	return svc
-}
-
-// seededWithGateway is seeded, and also returns the payment gateway the
-// service was made with, for tests that sign payment returns.
-func seededWithGateway(t *testing.T, db *bun.DB) (*engine.Service, *payment.TestGateway) {
-	t.Helper()
-	now := clock.Now().UTC()
-	if err := demodata.SeedDemo(context.Background(), db, 2, now); err != nil {
-		t.Fatalf("seed: %v", err)
-	}
-	gw := payment.NewTestGateway(testGatewayURLs)
-	return engine.NewService(db, gw), gw
-}
-
-func str(s string) *string { return &s }
-
 func TestWholeFlow(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		svc := seeded(t, db)
+		svc := enginetest.Seeded(t, db)
 		form, created, err := registration.Of(svc).LoadMembershipForm(ctx, "demo", 1, nil)
 		if err != nil || !created {
 			t.Fatalf("load: %v created=%v", err, created)
@@ -55,14 +33,14 @@ func TestWholeFlow(t *testing.T) {
 			t.Fatalf("after select: %+v", form)
 		}
 		answers := map[int][]registration.PersonInput{
-			1: {{ID: 1, Answer: str("0612345678")}, {ID: 3, Answer: str("0612345678")}},
-			2: {{ID: 1, Answer: str("M")}, {ID: 3, Answer: str("S")}},
-			3: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
-			4: {{ID: 1, Answer: str("1")}, {ID: 3}}, // person 1 transfers: transfer_club asks them only
-			5: {{ID: 1, Answer: str("Old Club")}},
-			6: {{ID: 3, Answer: str("1")}},
-			7: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("0")}},
-			8: {{ID: 1, Answer: str("1")}, {ID: 3, Answer: str("1")}},
+			1: {{ID: 1, Answer: enginetest.Str("0612345678")}, {ID: 3, Answer: enginetest.Str("0612345678")}},
+			2: {{ID: 1, Answer: enginetest.Str("M")}, {ID: 3, Answer: enginetest.Str("S")}},
+			3: {{ID: 1, Answer: enginetest.Str("1")}, {ID: 3, Answer: enginetest.Str("0")}},
+			4: {{ID: 1, Answer: enginetest.Str("1")}, {ID: 3}}, // person 1 transfers: transfer_club asks them only
+			5: {{ID: 1, Answer: enginetest.Str("Old Club")}},
+			6: {{ID: 3, Answer: enginetest.Str("1")}},
+			7: {{ID: 1, Answer: enginetest.Str("1")}, {ID: 3, Answer: enginetest.Str("0")}},
+			8: {{ID: 1, Answer: enginetest.Str("1")}, {ID: 3, Answer: enginetest.Str("1")}},
 		}
 		for step := 1; step <= 8; step++ {
 			form, err = registration.Of(svc).Next(ctx, "demo", registration.NextInput{ProcessID: pid, Step: step, People: answers[step]})

@@ -10,6 +10,7 @@ import (
 	"portal/engine"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/jobs"
 	"portal/engine/message"
 	"portal/engine/registration"
@@ -22,11 +23,11 @@ import (
 // pruning jobs, the portal's own, are refused for one organisation.
 func TestScheduledJobRunForOneOrganisation(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		otherOrganisation(t, db)
-		ctx := f.ctx
+		f := enginetest.NewFixture(t, db)
+		enginetest.OtherOrganisation(t, db)
+		ctx := f.Ctx
 		// An idle registration in each organisation.
-		if _, _, err := registration.Of(f.svc).LoadMembershipForm(ctx, engine.DemoUserKey, 1, nil); err != nil {
+		if _, _, err := registration.Of(f.Svc).LoadMembershipForm(ctx, engine.DemoUserKey, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		var mine engine.ProcessInstance

@@ -19,18 +19,18 @@ import (
 // in the settlement's transaction, and a replayed return adds nothing.
 func TestConfirmationIsOneJob(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := f.attemptOf(r.commit().PaymentURL)
-		if n := f.count((*jobs.Job)(nil), "1 = 1"); n != 0 {
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		ref := f.AttemptOf(r.Commit().PaymentURL)
+		if n := f.Count((*jobs.Job)(nil), "1 = 1"); n != 0 {
 			t.Fatalf("%d jobs before paying", n)
 		}
-		res := f.pay(ref, engine.OutcomeSuccess)
-		if replay := f.pay(ref, engine.OutcomeSuccess); !replay.Replayed {
+		res := f.Pay(ref, engine.OutcomeSuccess)
+		if replay := f.Pay(ref, engine.OutcomeSuccess); !replay.Replayed {
 			t.Fatalf("second return not a replay: %+v", replay)
 		}
 		var all []jobs.Job
-		if err := db.NewSelect().Model(&all).Scan(f.ctx); err != nil {
+		if err := db.NewSelect().Model(&all).Scan(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 		msgKey := fmt.Sprintf("membership_confirmation:order:%d", res.Order.ID)
@@ -38,7 +38,7 @@ func TestConfirmationIsOneJob(t *testing.T) {
 			*all[0].DedupKey != engine.OutboxJobKey(msgKey) || all[0].Payload != fmt.Sprintf(`{"message":%q}`, msgKey) {
 			t.Fatalf("jobs = %+v, want the one queued confirmation", all)
 		}
-		msg, err := engine.OutboxMessageByKey(f.ctx, db, msgKey)
+		msg, err := engine.OutboxMessageByKey(f.Ctx, db, msgKey)
 		if err != nil || msg.SentAt != nil {
 			t.Fatalf("message = %+v, %v", msg, err)
 		}
@@ -50,7 +50,7 @@ func TestConfirmationIsOneJob(t *testing.T) {
 func TestConfirmationRecipients(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		d := enginetest.Seed(t, db)
-		res := d.Pay(d.Commit(sam, alex, robin)) // Sam answers main_contact 1
+		res := d.Pay(d.Commit(enginetest.Sam, enginetest.Alex, enginetest.Robin)) // Sam answers main_contact 1
 		c, err := message.LoadConfirmation(context.Background(), db, res.Order.ID)
 		if err != nil {
 			t.Fatal(err)

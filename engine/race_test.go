@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/registration"
 )
 
@@ -28,32 +29,32 @@ func TestConcurrentNext(t *testing.T) {
 	}{
 		{name: "person selection", step: 0},
 		{name: "middle question", step: 3},
-		{name: "last question", step: demoSteps},
+		{name: "last question", step: enginetest.DemoSteps},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				f := newFixture(t, db)
-				persons := []int64{alex, robin}
+				f := enginetest.NewFixture(t, db)
+				persons := []int64{enginetest.Alex, enginetest.Robin}
 				var pid string
 				var id int64
 				in := make([]registration.PersonInput, len(persons))
 				if tc.step == 0 {
-					form, _ := f.load(engine.DemoUserKey)
+					form, _ := f.Load(engine.DemoUserKey)
 					pid, id = form.ProcessIDString(), form.ProcessID
 					for i, p := range persons {
 						in[i] = registration.PersonInput{ID: p}
 					}
 				} else {
-					r := f.start(engine.DemoUserKey, persons...)
-					r.advanceTo(tc.step)
-					pid, id = r.pid, r.id
-					in = demoAnswers(tc.step, persons)
+					r := f.Start(engine.DemoUserKey, persons...)
+					r.AdvanceTo(tc.step)
+					pid, id = r.PID, r.ID
+					in = enginetest.DemoAnswers(tc.step, persons)
 				}
 
 				errs := make([]error, racers)
-				together(racers, func(i int) {
-					_, errs[i] = registration.Of(f.svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: tc.step, People: in})
+				enginetest.Together(racers, func(i int) {
+					_, errs[i] = registration.Of(f.Svc).Next(context.Background(), engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: tc.step, People: in})
 				})
 
 				wins, conflicts := 0, 0
@@ -71,24 +72,24 @@ func TestConcurrentNext(t *testing.T) {
 					t.Fatalf("%d won and %d got a conflict, want 1 and %d", wins, conflicts, racers-1)
 				}
 
-				inst := f.instance(id)
+				inst := f.Instance(id)
 				if tc.step == 0 {
-					if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", id, engine.DataSelected); n != len(persons) {
+					if n := f.Count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", id, engine.DataSelected); n != len(persons) {
 						t.Errorf("%d selection rows, want %d", n, len(persons))
 					}
 				} else {
-					if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ? AND step_id = (?)", id, engine.DataAnswer,
+					if n := f.Count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ? AND step_id = (?)", id, engine.DataAnswer,
 						db.NewSelect().Model((*engine.ProcessStep)(nil)).Column("id").
 							Where("definition_id = ? AND order_index = ?", inst.DefinitionID, tc.step)); n != len(persons) {
 						t.Errorf("%d answers stored for step %d, want %d", n, tc.step, len(persons))
 					}
 				}
-				if tc.step < demoSteps {
-					form, _ := f.load(engine.DemoUserKey)
+				if tc.step < enginetest.DemoSteps {
+					form, _ := f.Load(engine.DemoUserKey)
 					if form.State != engine.StateRunning || form.Step != tc.step+1 {
 						t.Errorf("after the race: state %s step %d, want RUNNING step %d", form.State, form.Step, tc.step+1)
 					}
-					if n := f.count((*engine.Order)(nil), "process_instance_id = ?", id); n != 0 {
+					if n := f.Count((*engine.Order)(nil), "process_instance_id = ?", id); n != 0 {
 						t.Errorf("%d orders before the last question, want 0", n)
 					}
 					return
@@ -97,15 +98,15 @@ func TestConcurrentNext(t *testing.T) {
 				if inst.Status != engine.StateDone {
 					t.Errorf("after the race: %s, want DONE", inst.Status)
 				}
-				if n := f.count((*engine.Order)(nil), "process_instance_id = ?", id); n != 1 {
+				if n := f.Count((*engine.Order)(nil), "process_instance_id = ?", id); n != 1 {
 					t.Errorf("%d orders, want 1", n)
 				}
 				for _, p := range persons {
-					if n := f.count((*engine.Membership)(nil), "process_instance_id = ? AND person_id = ?", id, p); n != 1 {
+					if n := f.Count((*engine.Membership)(nil), "process_instance_id = ? AND person_id = ?", id, p); n != 1 {
 						t.Errorf("person %d has %d memberships, want 1", p, n)
 					}
 				}
-				if n := len(f.payments(id)); n != 1 {
+				if n := len(f.Payments(id)); n != 1 {
 					t.Errorf("%d payment attempts, want 1", n)
 				}
 			})
@@ -148,13 +149,13 @@ func (b *insertBarrier) AfterQuery(context.Context, *bun.QueryEvent) {}
 // found no open instance before any of them inserts one.
 func raceLoads(t *testing.T, db *bun.DB, userKey string, n int) (ids []int64, created int) {
 	t.Helper()
-	_, gw := seededWithGateway(t, db)
+	_, gw := enginetest.SeededWithGateway(t, db)
 	barrier := newInsertBarrier(int32(n))
 	svc := engine.NewService(db.WithQueryHook(barrier), gw)
 	forms := make([]*registration.Form, n)
 	made := make([]bool, n)
 	errs := make([]error, n)
-	together(n, func(i int) {
+	enginetest.Together(n, func(i int) {
 		forms[i], made[i], errs[i] = registration.Of(svc).LoadMembershipForm(context.Background(), userKey, engine.DemoPeriodID, nil)
 	})
 	if got := barrier.arrived.Load(); got != int32(n) {

@@ -11,6 +11,7 @@ import (
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/registration"
 )
@@ -22,28 +23,28 @@ import (
 func TestLoadNewInstanceStartsInit(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		form, created := f.load(engine.DemoUserKey)
+		f := enginetest.NewFixture(t, db)
+		form, created := f.Load(engine.DemoUserKey)
 		if !created {
 			t.Errorf("created = false for a user key without a process")
 		}
-		if form.State != engine.StateInit || form.Step != 0 || form.Question != nil || form.PaymentURL != "" || form.TotalSteps != demoSteps {
+		if form.State != engine.StateInit || form.Step != 0 || form.Question != nil || form.PaymentURL != "" || form.TotalSteps != enginetest.DemoSteps {
 			t.Errorf("form = state %s step %d question %v paymentUrl %q total %d, want INIT step 0, no question, no link, %d steps",
-				form.State, form.Step, form.Question, form.PaymentURL, form.TotalSteps, demoSteps)
+				form.State, form.Step, form.Question, form.PaymentURL, form.TotalSteps, enginetest.DemoSteps)
 		}
 		type personWant struct {
 			status    string
 			canSelect bool
 		}
 		want := map[int64]personWant{
-			alex:  {engine.PersonAvailable, true},
-			sam:   {engine.PersonAvailable, true},
-			robin: {engine.PersonAvailable, true},
-			jamie: {engine.PersonRegistered, false},
+			enginetest.Alex:  {engine.PersonAvailable, true},
+			enginetest.Sam:   {engine.PersonAvailable, true},
+			enginetest.Robin: {engine.PersonAvailable, true},
+			enginetest.Jamie: {engine.PersonRegistered, false},
 		}
 		// Persons are listed oldest first.
-		if got := personIDs(form); !slices.Equal(got, []int64{alex, sam, jamie, robin}) {
-			t.Errorf("persons = %v, want %v", got, []int64{alex, sam, jamie, robin})
+		if got := enginetest.PersonIDs(form); !slices.Equal(got, []int64{enginetest.Alex, enginetest.Sam, enginetest.Jamie, enginetest.Robin}) {
+			t.Errorf("persons = %v, want %v", got, []int64{enginetest.Alex, enginetest.Sam, enginetest.Jamie, enginetest.Robin})
 		}
 		for _, p := range form.People {
 			w := want[p.ID]
@@ -53,14 +54,14 @@ func TestLoadNewInstanceStartsInit(t *testing.T) {
 			}
 		}
 
-		again, created := f.load(engine.DemoUserKey)
+		again, created := f.Load(engine.DemoUserKey)
 		if created {
 			t.Errorf("second load: created = true, want false")
 		}
 		if again.ProcessID != form.ProcessID || again.State != engine.StateInit || again.Step != 0 {
 			t.Errorf("second load = process %d state %s step %d, want process %d INIT step 0", again.ProcessID, again.State, again.Step, form.ProcessID)
 		}
-		if n := f.count((*engine.ProcessInstance)(nil), "user_key = ?", engine.DemoUserKey); n != 1 {
+		if n := f.Count((*engine.ProcessInstance)(nil), "user_key = ?", engine.DemoUserKey); n != 1 {
 			t.Errorf("%d instances for the user key, want 1", n)
 		}
 	})
@@ -75,16 +76,16 @@ func TestNextSelectionStartsRunning(t *testing.T) {
 		in   []registration.PersonInput
 		want []int64
 	}{
-		{name: "ids only", in: []registration.PersonInput{{ID: alex}, {ID: robin}}, want: []int64{alex, robin}},
-		{name: "selected flags", in: []registration.PersonInput{{ID: alex, Selected: &yes}, {ID: sam, Selected: &no}, {ID: robin, Selected: &yes}}, want: []int64{alex, robin}},
-		{name: "unselected registered person is ignored", in: []registration.PersonInput{{ID: sam}, {ID: jamie, Selected: &no}}, want: []int64{sam}},
+		{name: "ids only", in: []registration.PersonInput{{ID: enginetest.Alex}, {ID: enginetest.Robin}}, want: []int64{enginetest.Alex, enginetest.Robin}},
+		{name: "selected flags", in: []registration.PersonInput{{ID: enginetest.Alex, Selected: &yes}, {ID: enginetest.Sam, Selected: &no}, {ID: enginetest.Robin, Selected: &yes}}, want: []int64{enginetest.Alex, enginetest.Robin}},
+		{name: "unselected registered person is ignored", in: []registration.PersonInput{{ID: enginetest.Sam}, {ID: enginetest.Jamie, Selected: &no}}, want: []int64{enginetest.Sam}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				f := newFixture(t, db)
-				initial, _ := f.load(engine.DemoUserKey)
-				form, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: initial.ProcessIDString(), Step: 0, People: tc.in})
+				f := enginetest.NewFixture(t, db)
+				initial, _ := f.Load(engine.DemoUserKey)
+				form, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, registration.NextInput{ProcessID: initial.ProcessIDString(), Step: 0, People: tc.in})
 				if err != nil {
 					t.Fatalf("next: %v", err)
 				}
@@ -95,7 +96,7 @@ func TestNextSelectionStartsRunning(t *testing.T) {
 				if q == nil || q.Name != "emergency_phone" || q.Type != engine.TypeText || !q.Required || q.Text != "Emergency contact phone number" {
 					t.Errorf("question = %+v, want the required TXT emergency_phone", q)
 				}
-				if got := personIDs(form); !slices.Equal(got, tc.want) {
+				if got := enginetest.PersonIDs(form); !slices.Equal(got, tc.want) {
 					t.Errorf("persons = %v, want %v", got, tc.want)
 				}
 				for _, p := range form.People {
@@ -103,11 +104,11 @@ func TestNextSelectionStartsRunning(t *testing.T) {
 						t.Errorf("person %d: selected %v answer %v hide %v, want selected, no answer, shown", p.ID, p.Selected, p.Answer, p.Hide)
 					}
 				}
-				inst := f.instance(initial.ProcessID)
+				inst := f.Instance(initial.ProcessID)
 				if inst.Status != engine.StateRunning || !slices.Equal(inst.SelectedPersons, tc.want) || inst.CurrentStepID == nil {
-					t.Errorf("stored instance = %s persons %v step %s, want RUNNING %v on the first step", inst.Status, inst.SelectedPersons, deref(inst.CurrentStepID), tc.want)
+					t.Errorf("stored instance = %s persons %v step %s, want RUNNING %v on the first step", inst.Status, inst.SelectedPersons, enginetest.Deref(inst.CurrentStepID), tc.want)
 				}
-				if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", inst.ID, engine.DataSelected); n != len(tc.want) {
+				if n := f.Count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", inst.ID, engine.DataSelected); n != len(tc.want) {
 					t.Errorf("%d selection rows, want %d", n, len(tc.want))
 				}
 			})
@@ -130,7 +131,7 @@ func TestNextAnswersAdvanceStep(t *testing.T) {
 		2: {name: "shirt_size", typ: engine.TypeDropdown, required: true},
 		3: {name: "insurance", typ: engine.TypeCheckbox},
 		4: {name: "transfer", typ: engine.TypeCheckbox},
-		6: {name: "guardian_consent", typ: engine.TypeAccept, required: true, hidden: []int64{alex}},
+		6: {name: "guardian_consent", typ: engine.TypeAccept, required: true, hidden: []int64{enginetest.Alex}},
 		7: {name: "main_contact", typ: engine.TypeOne, required: true},
 		8: {name: "terms", typ: engine.TypeAccept, required: true},
 	}
@@ -138,12 +139,12 @@ func TestNextAnswersAdvanceStep(t *testing.T) {
 	// Answers stored after each step: hidden persons store none.
 	stored := map[int]int{1: 2, 2: 4, 3: 6, 4: 8, 6: 9, 7: 11}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
 		for i, step := range path[:len(path)-1] {
 			want, wantStep := next[path[i+1]], path[i+1]
 			ok := t.Run(fmt.Sprintf("step %d to %s", step, want.name), func(t *testing.T) {
-				form := r.next(demoAnswers(step, r.persons))
+				form := r.Next(enginetest.DemoAnswers(step, r.Persons))
 				if form.State != engine.StateRunning || form.Step != wantStep {
 					t.Fatalf("form = state %s step %d, want RUNNING step %d", form.State, form.Step, wantStep)
 				}
@@ -164,7 +165,7 @@ func TestNextAnswersAdvanceStep(t *testing.T) {
 						t.Errorf("person %d hide = %v, want %v", p.ID, p.Hide, !p.Hide)
 					}
 				}
-				if n := f.count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", r.id, engine.DataAnswer); n != stored[step] {
+				if n := f.Count((*engine.ProcessData)(nil), "instance_id = ? AND data_key = ?", r.ID, engine.DataAnswer); n != stored[step] {
 					t.Errorf("%d answers stored, want %d", n, stored[step])
 				}
 				if wantStep == 2 {
@@ -190,26 +191,26 @@ func TestNextAnswersAdvanceStep(t *testing.T) {
 func TestNextLastAnswerCommits(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		form := r.commit()
-		if form.Step != demoSteps+1 || form.Question != nil || form.PaymentURL == "" {
-			t.Fatalf("form = step %d question %v paymentUrl %q, want step %d, no question, a link", form.Step, form.Question, form.PaymentURL, demoSteps+1)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		form := r.Commit()
+		if form.Step != enginetest.DemoSteps+1 || form.Question != nil || form.PaymentURL == "" {
+			t.Fatalf("form = step %d question %v paymentUrl %q, want step %d, no question, a link", form.Step, form.Question, form.PaymentURL, enginetest.DemoSteps+1)
 		}
-		if got := personIDs(form); !slices.Equal(got, []int64{alex, robin}) {
-			t.Errorf("persons = %v, want %v", got, []int64{alex, robin})
+		if got := enginetest.PersonIDs(form); !slices.Equal(got, []int64{enginetest.Alex, enginetest.Robin}) {
+			t.Errorf("persons = %v, want %v", got, []int64{enginetest.Alex, enginetest.Robin})
 		}
 		for _, p := range form.People {
 			if p.Status != engine.PersonPendingPayment || p.PaymentURL != form.PaymentURL || !p.Selected {
 				t.Errorf("person %d: status %q paymentUrl %q selected %v, want Pending Payment with the form's link", p.ID, p.Status, p.PaymentURL, p.Selected)
 			}
 		}
-		if inst := f.instance(r.id); inst.Status != engine.StateDone || inst.CurrentStepID != nil {
-			t.Errorf("stored instance = %s step %s, want DONE without a current step", inst.Status, deref(inst.CurrentStepID))
+		if inst := f.Instance(r.ID); inst.Status != engine.StateDone || inst.CurrentStepID != nil {
+			t.Errorf("stored instance = %s step %s, want DONE without a current step", inst.Status, enginetest.Deref(inst.CurrentStepID))
 		}
 
 		var ms []string
-		for _, m := range f.memberships(r.id) {
+		for _, m := range f.Memberships(r.ID) {
 			ms = append(ms, fmt.Sprintf("%d type=%d %s %s", m.PersonID, m.MembershipTypeID, m.MemberType, m.Status))
 		}
 		wantMs := []string{"1 type=1 RENEWAL Pending Payment", "3 type=2 NEW Pending Payment"}
@@ -217,14 +218,14 @@ func TestNextLastAnswerCommits(t *testing.T) {
 			t.Errorf("memberships = %q, want %q", ms, wantMs)
 		}
 
-		orders := f.orders(r.id)
+		orders := f.Orders(r.ID)
 		if len(orders) != 1 {
 			t.Fatalf("%d orders, want 1", len(orders))
 		}
 		order := orders[0]
 		var lines []string
 		for _, l := range order.Lines {
-			lines = append(lines, fmt.Sprintf("%s %s %d", deref(l.PersonID), l.Code, l.AmountMinor))
+			lines = append(lines, fmt.Sprintf("%s %s %d", enginetest.Deref(l.PersonID), l.Code, l.AmountMinor))
 		}
 		// Alex renews with insurance, Robin joins; both inside the early-bird window.
 		wantLines := []string{
@@ -239,7 +240,7 @@ func TestNextLastAnswerCommits(t *testing.T) {
 			t.Errorf("order = %s %d %s of %q, want Unpaid 18450 EUR of %q", order.Status, order.TotalMinor, order.Currency, order.UserKey, engine.DemoUserKey)
 		}
 
-		payments := f.payments(r.id)
+		payments := f.Payments(r.ID)
 		if len(payments) != 1 {
 			t.Fatalf("%d payments, want 1", len(payments))
 		}
@@ -249,14 +250,14 @@ func TestNextLastAnswerCommits(t *testing.T) {
 		if want := "/pay/" + order.PayReference + "?amount=184.50&reference=" + order.PayReference; form.PaymentURL != want {
 			t.Errorf("form link = %q, want %q", form.PaymentURL, want)
 		}
-		if p.Status != engine.PaymentPending || p.Reference != f.attemptOf(form.PaymentURL) || p.AmountMinor != 18450 ||
+		if p.Status != engine.PaymentPending || p.Reference != f.AttemptOf(form.PaymentURL) || p.AmountMinor != 18450 ||
 			!strings.HasPrefix(p.PaymentURL, "http://portal.test/dev/pay/"+p.Reference) || p.ProviderID == nil || p.ExpiresAt == nil {
-			t.Errorf("payment = %s %s %d %q, want PENDING %s 18450 with its checkout", p.Status, p.Reference, p.AmountMinor, p.PaymentURL, f.attemptOf(form.PaymentURL))
+			t.Errorf("payment = %s %s %d %q, want PENDING %s 18450 with its checkout", p.Status, p.Reference, p.AmountMinor, p.PaymentURL, f.AttemptOf(form.PaymentURL))
 		}
 
-		later, created := f.load(engine.DemoUserKey)
-		if created || later.ProcessID != r.id || later.State != engine.StateDone || later.Step != demoSteps+1 {
-			t.Fatalf("later load = created %v process %d state %s step %d, want the DONE process %d", created, later.ProcessID, later.State, later.Step, r.id)
+		later, created := f.Load(engine.DemoUserKey)
+		if created || later.ProcessID != r.ID || later.State != engine.StateDone || later.Step != enginetest.DemoSteps+1 {
+			t.Fatalf("later load = created %v process %d state %s step %d, want the DONE process %d", created, later.ProcessID, later.State, later.Step, r.ID)
 		}
 		if later.PaymentURL != form.PaymentURL {
 			t.Errorf("later load link = %q, want the open attempt's %q", later.PaymentURL, form.PaymentURL)
@@ -266,7 +267,7 @@ func TestNextLastAnswerCommits(t *testing.T) {
 				t.Errorf("later load, person %d: status %q link %q, want Pending Payment with the link", p.ID, p.Status, p.PaymentURL)
 			}
 		}
-		if n := len(f.payments(r.id)); n != 1 {
+		if n := len(f.Payments(r.ID)); n != 1 {
 			t.Errorf("%d payment attempts after a later load, want 1", n)
 		}
 	})
@@ -287,37 +288,37 @@ func TestResumeSuspended(t *testing.T) {
 	for _, tc := range tests {
 		t.Run("from "+string(tc.from), func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				f := newFixture(t, db)
-				r := f.start(engine.DemoUserKey, alex, robin)
-				r.advanceTo(4)
+				f := enginetest.NewFixture(t, db)
+				r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+				r.AdvanceTo(4)
 				// Back to the answered insurance question, so that the current step has saved answers.
-				if _, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil); err != nil {
+				if _, err := registration.Of(f.Svc).Back(f.Ctx, r.UserKey, r.PID, nil); err != nil {
 					t.Fatalf("back: %v", err)
 				}
-				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?", tc.from).Where("id = ?", r.id).Exec(f.ctx); err != nil {
+				if _, err := db.NewUpdate().Model((*engine.ProcessInstance)(nil)).Set("status = ?", tc.from).Where("id = ?", r.ID).Exec(f.Ctx); err != nil {
 					t.Fatalf("set status: %v", err)
 				}
-				before := f.instance(r.id)
+				before := f.Instance(r.ID)
 
-				form, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
+				form, err := registration.Of(f.Svc).Resume(f.Ctx, r.UserKey, r.PID)
 				if err != nil {
 					t.Fatalf("resume: %v", err)
 				}
 				if form.State != engine.StateRunning || form.Step != 3 || form.Question == nil || form.Question.Name != "insurance" {
 					t.Fatalf("form = state %s step %d question %+v, want RUNNING at step 3 insurance", form.State, form.Step, form.Question)
 				}
-				if got, want := formAnswers(form), map[int64]string{alex: "1", robin: "0"}; !maps.Equal(got, want) {
+				if got, want := enginetest.FormAnswers(form), map[int64]string{enginetest.Alex: "1", enginetest.Robin: "0"}; !maps.Equal(got, want) {
 					t.Errorf("answers = %v, want the saved %v", got, want)
 				}
-				after := f.instance(r.id)
+				after := f.Instance(r.ID)
 				if after.Status != engine.StateRunning {
 					t.Errorf("stored status = %s, want RUNNING", after.Status)
 				}
 				if bumped := after.Version != before.Version; bumped != tc.wantBump {
 					t.Errorf("version %d -> %d, want a change: %v", before.Version, after.Version, tc.wantBump)
 				}
-				r.form = form
-				if next := r.next(demoAnswers(3, r.persons)); next.Step != 4 {
+				r.Form = form
+				if next := r.Next(enginetest.DemoAnswers(3, r.Persons)); next.Step != 4 {
 					t.Errorf("answering after resume: step %d, want 4", next.Step)
 				}
 			})
@@ -329,39 +330,39 @@ func TestResumeSuspended(t *testing.T) {
 func TestResetFromRunning(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		r.advanceTo(3)
-		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n == 0 {
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		r.AdvanceTo(3)
+		if n := f.Count((*engine.ProcessData)(nil), "instance_id = ?", r.ID); n == 0 {
 			t.Fatalf("no process data before the reset")
 		}
 
-		form, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid)
+		form, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID)
 		if err != nil {
 			t.Fatalf("reset: %v", err)
 		}
-		if form.State != engine.StateInit || form.Step != 0 || form.Question != nil || form.ProcessID != r.id || len(form.People) != 4 {
+		if form.State != engine.StateInit || form.Step != 0 || form.Question != nil || form.ProcessID != r.ID || len(form.People) != 4 {
 			t.Fatalf("form = process %d state %s step %d question %v persons %d, want process %d INIT step 0 with 4 persons",
-				form.ProcessID, form.State, form.Step, form.Question, len(form.People), r.id)
+				form.ProcessID, form.State, form.Step, form.Question, len(form.People), r.ID)
 		}
 		for _, p := range form.People {
 			if p.Selected {
 				t.Errorf("person %d is still selected", p.ID)
 			}
 		}
-		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != 0 {
+		if n := f.Count((*engine.ProcessData)(nil), "instance_id = ?", r.ID); n != 0 {
 			t.Errorf("%d process data rows after the reset, want 0", n)
 		}
-		inst := f.instance(r.id)
+		inst := f.Instance(r.ID)
 		if inst.Status != engine.StateInit || inst.CurrentStepID != nil || len(inst.SelectedPersons) != 0 {
-			t.Errorf("stored instance = %s step %s persons %v, want INIT, no step, no persons", inst.Status, deref(inst.CurrentStepID), inst.SelectedPersons)
+			t.Errorf("stored instance = %s step %s persons %v, want INIT, no step, no persons", inst.Status, enginetest.Deref(inst.CurrentStepID), inst.SelectedPersons)
 		}
 
-		again := f.start(engine.DemoUserKey, sam)
-		if again.id != r.id {
-			t.Errorf("after the reset the registration is process %d, want the same %d", again.id, r.id)
+		again := f.Start(engine.DemoUserKey, enginetest.Sam)
+		if again.ID != r.ID {
+			t.Errorf("after the reset the registration is process %d, want the same %d", again.ID, r.ID)
 		}
-		if got := formAnswers(again.form); !maps.Equal(got, map[int64]string{sam: "<nil>"}) {
+		if got := enginetest.FormAnswers(again.Form); !maps.Equal(got, map[int64]string{enginetest.Sam: "<nil>"}) {
 			t.Errorf("first question after the reset has answers %v, want none", got)
 		}
 	})
@@ -372,11 +373,11 @@ func TestResetFromRunning(t *testing.T) {
 func TestResetFromDone(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		first := f.attemptOf(r.commit().PaymentURL)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		first := f.AttemptOf(r.Commit().PaymentURL)
 
-		form, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid)
+		form, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID)
 		if err != nil {
 			t.Fatalf("reset: %v", err)
 		}
@@ -384,7 +385,7 @@ func TestResetFromDone(t *testing.T) {
 			t.Fatalf("form = state %s step %d, want INIT step 0", form.State, form.Step)
 		}
 		for _, p := range form.People {
-			if p.ID == jamie {
+			if p.ID == enginetest.Jamie {
 				continue
 			}
 			if p.Status != engine.PersonAvailable || !p.CanSelect || p.Selected {
@@ -392,13 +393,13 @@ func TestResetFromDone(t *testing.T) {
 			}
 		}
 		statuses := func() (ms, ords, ps []string) {
-			for _, m := range f.memberships(r.id) {
+			for _, m := range f.Memberships(r.ID) {
 				ms = append(ms, fmt.Sprintf("%d %s", m.PersonID, m.Status))
 			}
-			for _, o := range f.orders(r.id) {
+			for _, o := range f.Orders(r.ID) {
 				ords = append(ords, string(o.Status))
 			}
-			for _, p := range f.payments(r.id) {
+			for _, p := range f.Payments(r.ID) {
 				ps = append(ps, string(p.Status))
 			}
 			return ms, ords, ps
@@ -413,14 +414,14 @@ func TestResetFromDone(t *testing.T) {
 		if want := []string{string(engine.PaymentCancelled)}; !slices.Equal(ps, want) {
 			t.Errorf("payments = %q, want %q", ps, want)
 		}
-		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != 0 {
+		if n := f.Count((*engine.ProcessData)(nil), "instance_id = ?", r.ID); n != 0 {
 			t.Errorf("%d process data rows after the reset, want 0", n)
 		}
 
-		again := f.start(engine.DemoUserKey, alex, robin)
-		second := f.attemptOf(again.commit().PaymentURL)
-		if again.id != r.id || second == first {
-			t.Errorf("second commit: process %d reference %s, want process %d with a reference other than %s", again.id, second, r.id, first)
+		again := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		second := f.AttemptOf(again.Commit().PaymentURL)
+		if again.ID != r.ID || second == first {
+			t.Errorf("second commit: process %d reference %s, want process %d with a reference other than %s", again.ID, second, r.ID, first)
 		}
 		ms, ords, ps = statuses()
 		if want := []string{"1 Cancelled", "1 Pending Payment", "3 Cancelled", "3 Pending Payment"}; !slices.Equal(ms, want) {
@@ -440,31 +441,31 @@ func TestResetFromDone(t *testing.T) {
 func TestPaymentReturnSuccess(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := f.attemptOf(r.commit().PaymentURL)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		ref := f.AttemptOf(r.Commit().PaymentURL)
 
-		res := f.pay(ref, engine.OutcomeSuccess)
-		if res.Outcome != engine.OutcomeSuccess || res.Replayed || res.Stale || res.ProcessID != r.id ||
+		res := f.Pay(ref, engine.OutcomeSuccess)
+		if res.Outcome != engine.OutcomeSuccess || res.Replayed || res.Stale || res.ProcessID != r.ID ||
 			res.UserKey != engine.DemoUserKey || res.PeriodID != engine.DemoPeriodID || res.Order == nil || res.Order.Status != engine.OrderPaid {
-			t.Fatalf("result = %+v, want a fresh success for process %d with a paid order", res, r.id)
+			t.Fatalf("result = %+v, want a fresh success for process %d with a paid order", res, r.ID)
 		}
-		if inst := f.instance(r.id); inst.Status != engine.StateCompleted || inst.EndTime == nil {
+		if inst := f.Instance(r.ID); inst.Status != engine.StateCompleted || inst.EndTime == nil {
 			t.Errorf("stored instance = %s end %v, want COMPLETED with an end time", inst.Status, inst.EndTime)
 		}
-		for _, m := range f.memberships(r.id) {
+		for _, m := range f.Memberships(r.ID) {
 			if m.Status != engine.MembershipActive || m.ActivatedAt == nil {
 				t.Errorf("membership of person %d: %s activated %v, want Active", m.PersonID, m.Status, m.ActivatedAt)
 			}
 		}
-		if orders := f.orders(r.id); len(orders) != 1 || orders[0].Status != engine.OrderPaid || orders[0].PaidAt == nil {
+		if orders := f.Orders(r.ID); len(orders) != 1 || orders[0].Status != engine.OrderPaid || orders[0].PaidAt == nil {
 			t.Errorf("orders = %+v, want one paid order", orders)
 		}
-		if ps := f.payments(r.id); len(ps) != 1 || ps[0].Status != engine.PaymentSucceeded || deref(ps[0].TransactionID) != "tx-success-"+ref {
+		if ps := f.Payments(r.ID); len(ps) != 1 || ps[0].Status != engine.PaymentSucceeded || enginetest.Deref(ps[0].TransactionID) != "tx-success-"+ref {
 			t.Errorf("payments = %+v, want one SUCCEEDED with its transaction id", ps)
 		}
 		var outbox []engine.OutboxMessage
-		if err := db.NewSelect().Model(&outbox).Scan(f.ctx); err != nil {
+		if err := db.NewSelect().Model(&outbox).Scan(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 		if len(outbox) != 1 {
@@ -474,11 +475,11 @@ func TestPaymentReturnSuccess(t *testing.T) {
 			t.Errorf("outbox message = %s %s to %q, want the order's confirmation to alex.morgan@example.org", m.Kind, m.DedupKey, m.Recipient)
 		}
 
-		form, created := f.load(engine.DemoUserKey)
-		if !created || form.ProcessID == r.id || form.State != engine.StateInit || form.Step != 0 {
+		form, created := f.Load(engine.DemoUserKey)
+		if !created || form.ProcessID == r.ID || form.State != engine.StateInit || form.Step != 0 {
 			t.Fatalf("later load = created %v process %d state %s step %d, want a new INIT process", created, form.ProcessID, form.State, form.Step)
 		}
-		want := map[int64]string{alex: engine.PersonRegistered, robin: engine.PersonRegistered, jamie: engine.PersonRegistered, sam: engine.PersonAvailable}
+		want := map[int64]string{enginetest.Alex: engine.PersonRegistered, enginetest.Robin: engine.PersonRegistered, enginetest.Jamie: engine.PersonRegistered, enginetest.Sam: engine.PersonAvailable}
 		for _, p := range form.People {
 			if p.Status != want[p.ID] || p.CanSelect != (want[p.ID] == engine.PersonAvailable) {
 				t.Errorf("person %d: status %q canSelect %v, want %q", p.ID, p.Status, p.CanSelect, want[p.ID])
@@ -493,36 +494,36 @@ func TestPaymentReturnFailed(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		retry func(f *fixture, r *run) (*registration.Form, error)
+		retry func(f *enginetest.Fixture, r *enginetest.Run) (*registration.Form, error)
 	}{
-		{name: "retry payment", retry: func(f *fixture, r *run) (*registration.Form, error) {
-			return registration.Of(f.svc).RetryPayment(f.ctx, r.userKey, r.pid)
+		{name: "retry payment", retry: func(f *enginetest.Fixture, r *enginetest.Run) (*registration.Form, error) {
+			return registration.Of(f.Svc).RetryPayment(f.Ctx, r.UserKey, r.PID)
 		}},
-		{name: "resume", retry: func(f *fixture, r *run) (*registration.Form, error) {
-			return registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
+		{name: "resume", retry: func(f *enginetest.Fixture, r *enginetest.Run) (*registration.Form, error) {
+			return registration.Of(f.Svc).Resume(f.Ctx, r.UserKey, r.PID)
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				f := newFixture(t, db)
-				r := f.start(engine.DemoUserKey, alex, robin)
-				first := r.commit().PaymentURL
-				firstRef := f.attemptOf(first)
+				f := enginetest.NewFixture(t, db)
+				r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+				first := r.Commit().PaymentURL
+				firstRef := f.AttemptOf(first)
 
-				res := f.pay(firstRef, engine.OutcomeFailed)
+				res := f.Pay(firstRef, engine.OutcomeFailed)
 				if res.Outcome != engine.OutcomeFailed || res.Replayed || res.Stale || res.Order.Status != engine.OrderUnpaid {
 					t.Fatalf("result = %+v, want a fresh failure with the order unpaid", res)
 				}
-				if inst := f.instance(r.id); inst.Status != engine.StateDone {
+				if inst := f.Instance(r.ID); inst.Status != engine.StateDone {
 					t.Errorf("stored instance = %s, want DONE", inst.Status)
 				}
-				for _, m := range f.memberships(r.id) {
+				for _, m := range f.Memberships(r.ID) {
 					if m.Status != engine.MembershipPending {
 						t.Errorf("membership of person %d = %s, want Pending Payment", m.PersonID, m.Status)
 					}
 				}
-				if n := f.count((*engine.OutboxMessage)(nil), "1 = 1"); n != 0 {
+				if n := f.Count((*engine.OutboxMessage)(nil), "1 = 1"); n != 0 {
 					t.Errorf("%d outbox messages after a failed payment, want 0", n)
 				}
 
@@ -533,22 +534,22 @@ func TestPaymentReturnFailed(t *testing.T) {
 				if form.State != engine.StateDone || form.PaymentURL != first {
 					t.Fatalf("retry form = state %s link %q, want DONE with the stable link %q", form.State, form.PaymentURL, first)
 				}
-				second := f.attemptOf(form.PaymentURL)
+				second := f.AttemptOf(form.PaymentURL)
 				if second == firstRef {
 					t.Fatalf("retry reused reference %s", second)
 				}
 				var ps []string
-				for _, p := range f.payments(r.id) {
+				for _, p := range f.Payments(r.ID) {
 					ps = append(ps, p.Reference+" "+string(p.Status))
 				}
 				if want := []string{firstRef + " FAILED", second + " PENDING"}; !slices.Equal(ps, want) {
 					t.Errorf("payments = %q, want %q", ps, want)
 				}
 
-				if res := f.pay(second, engine.OutcomeSuccess); res.Outcome != engine.OutcomeSuccess || res.Replayed {
+				if res := f.Pay(second, engine.OutcomeSuccess); res.Outcome != engine.OutcomeSuccess || res.Replayed {
 					t.Fatalf("paying the retry: %+v", res)
 				}
-				if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
+				if inst := f.Instance(r.ID); inst.Status != engine.StateCompleted {
 					t.Errorf("after paying the retry: %s, want COMPLETED", inst.Status)
 				}
 			})
@@ -561,33 +562,33 @@ func TestPaymentReturnFailed(t *testing.T) {
 func TestPaymentReturnCancelled(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		first := f.attemptOf(r.commit().PaymentURL)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		first := f.AttemptOf(r.Commit().PaymentURL)
 
-		res := f.pay(first, engine.OutcomeCancelled)
+		res := f.Pay(first, engine.OutcomeCancelled)
 		if res.Outcome != engine.OutcomeCancelled || res.Replayed || res.Stale {
 			t.Fatalf("result = %+v, want a fresh cancellation", res)
 		}
-		if inst := f.instance(r.id); inst.Status != engine.StateDone {
+		if inst := f.Instance(r.ID); inst.Status != engine.StateDone {
 			t.Errorf("stored instance = %s, want DONE", inst.Status)
 		}
-		if orders := f.orders(r.id); len(orders) != 1 || orders[0].Status != engine.OrderUnpaid {
+		if orders := f.Orders(r.ID); len(orders) != 1 || orders[0].Status != engine.OrderUnpaid {
 			t.Errorf("orders = %+v, want one unpaid order", orders)
 		}
 
-		form, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
+		form, err := registration.Of(f.Svc).Resume(f.Ctx, r.UserKey, r.PID)
 		if err != nil {
 			t.Fatalf("resume: %v", err)
 		}
-		if form.State != engine.StateDone || form.Step != demoSteps+1 || form.Question != nil || form.PaymentURL == "" {
+		if form.State != engine.StateDone || form.Step != enginetest.DemoSteps+1 || form.Question != nil || form.PaymentURL == "" {
 			t.Fatalf("resume form = state %s step %d question %v link %q, want the DONE form with a link", form.State, form.Step, form.Question, form.PaymentURL)
 		}
-		if ref := f.attemptOf(form.PaymentURL); ref == first {
+		if ref := f.AttemptOf(form.PaymentURL); ref == first {
 			t.Errorf("resume reused the cancelled reference %s", ref)
 		}
-		if got := personIDs(form); !slices.Equal(got, []int64{alex, robin}) {
-			t.Errorf("persons = %v, want %v", got, []int64{alex, robin})
+		if got := enginetest.PersonIDs(form); !slices.Equal(got, []int64{enginetest.Alex, enginetest.Robin}) {
+			t.Errorf("persons = %v, want %v", got, []int64{enginetest.Alex, enginetest.Robin})
 		}
 		for _, p := range form.People {
 			if p.Status != engine.PersonPendingPayment || p.PaymentURL != form.PaymentURL {
@@ -609,19 +610,19 @@ func TestNextStaleStep(t *testing.T) {
 		{name: "a later step", step: 3},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		r.advanceTo(2)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		r.AdvanceTo(2)
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				before := f.state()
-				in := demoAnswers(tc.step, r.persons)
-				_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: tc.step, People: in})
-				e := wantCode(t, err, engine.CodeConflict)
-				if e.Step != 2 || e.ProcessID != r.pid {
-					t.Errorf("error names process %q step %d, want %q step 2", e.ProcessID, e.Step, r.pid)
+				before := f.State()
+				in := enginetest.DemoAnswers(tc.step, r.Persons)
+				_, err := registration.Of(f.Svc).Next(f.Ctx, r.UserKey, registration.NextInput{ProcessID: r.PID, Step: tc.step, People: in})
+				e := enginetest.WantCode(t, err, engine.CodeConflict)
+				if e.Step != 2 || e.ProcessID != r.PID {
+					t.Errorf("error names process %q step %d, want %q step 2", e.ProcessID, e.Step, r.PID)
 				}
-				assertUnchanged(t, before, f.state())
+				enginetest.AssertUnchanged(t, before, f.State())
 			})
 		}
 	})
@@ -632,28 +633,28 @@ func TestFinishedProcessRejectsChanges(t *testing.T) {
 	t.Parallel()
 	type op struct {
 		name string
-		call func(f *fixture, r *run) error
+		call func(f *enginetest.Fixture, r *enginetest.Run) error
 	}
 	next := func(step int) op {
-		return op{name: fmt.Sprintf("next step %d", step), call: func(f *fixture, r *run) error {
-			_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: step, People: demoAnswers(step, r.persons)})
+		return op{name: fmt.Sprintf("next step %d", step), call: func(f *enginetest.Fixture, r *enginetest.Run) error {
+			_, err := registration.Of(f.Svc).Next(f.Ctx, r.UserKey, registration.NextInput{ProcessID: r.PID, Step: step, People: enginetest.DemoAnswers(step, r.Persons)})
 			return err
 		}}
 	}
-	back := op{name: "back", call: func(f *fixture, r *run) error {
-		_, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil)
+	back := op{name: "back", call: func(f *enginetest.Fixture, r *enginetest.Run) error {
+		_, err := registration.Of(f.Svc).Back(f.Ctx, r.UserKey, r.PID, nil)
 		return err
 	}}
-	reset := op{name: "reset", call: func(f *fixture, r *run) error {
-		_, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid)
+	reset := op{name: "reset", call: func(f *enginetest.Fixture, r *enginetest.Run) error {
+		_, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID)
 		return err
 	}}
-	resume := op{name: "resume", call: func(f *fixture, r *run) error {
-		_, err := registration.Of(f.svc).Resume(f.ctx, r.userKey, r.pid)
+	resume := op{name: "resume", call: func(f *enginetest.Fixture, r *enginetest.Run) error {
+		_, err := registration.Of(f.Svc).Resume(f.Ctx, r.UserKey, r.PID)
 		return err
 	}}
-	retry := op{name: "retry payment", call: func(f *fixture, r *run) error {
-		_, err := registration.Of(f.svc).RetryPayment(f.ctx, r.userKey, r.pid)
+	retry := op{name: "retry payment", call: func(f *enginetest.Fixture, r *enginetest.Run) error {
+		_, err := registration.Of(f.Svc).RetryPayment(f.Ctx, r.UserKey, r.PID)
 		return err
 	}}
 	tests := []struct {
@@ -661,23 +662,23 @@ func TestFinishedProcessRejectsChanges(t *testing.T) {
 		paid bool
 		ops  []op
 	}{
-		{name: "DONE", ops: []op{next(demoSteps), next(demoSteps + 1), next(0), back}},
-		{name: "COMPLETED", paid: true, ops: []op{next(demoSteps), next(demoSteps + 1), next(0), back, reset, resume, retry}},
+		{name: "DONE", ops: []op{next(enginetest.DemoSteps), next(enginetest.DemoSteps + 1), next(0), back}},
+		{name: "COMPLETED", paid: true, ops: []op{next(enginetest.DemoSteps), next(enginetest.DemoSteps + 1), next(0), back, reset, resume, retry}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-				f := newFixture(t, db)
-				r := f.start(engine.DemoUserKey, alex, robin)
-				form := r.commit()
+				f := enginetest.NewFixture(t, db)
+				r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+				form := r.Commit()
 				if tc.paid {
-					f.pay(f.attemptOf(form.PaymentURL), engine.OutcomeSuccess)
+					f.Pay(f.AttemptOf(form.PaymentURL), engine.OutcomeSuccess)
 				}
 				for _, o := range tc.ops {
 					t.Run(o.name, func(t *testing.T) {
-						before := f.state()
-						wantCode(t, o.call(f, r), engine.CodeConflict)
-						assertUnchanged(t, before, f.state())
+						before := f.State()
+						enginetest.WantCode(t, o.call(f, r), engine.CodeConflict)
+						enginetest.AssertUnchanged(t, before, f.State())
 					})
 				}
 			})
@@ -690,58 +691,58 @@ func TestProcessNotFound(t *testing.T) {
 	t.Parallel()
 	ops := []struct {
 		name string
-		call func(f *fixture, userKey, pid string) error
+		call func(f *enginetest.Fixture, userKey, pid string) error
 	}{
-		{"next", func(f *fixture, userKey, pid string) error {
-			_, err := registration.Of(f.svc).Next(f.ctx, userKey, registration.NextInput{ProcessID: pid, Step: 1, People: demoAnswers(1, []int64{alex})})
+		{"next", func(f *enginetest.Fixture, userKey, pid string) error {
+			_, err := registration.Of(f.Svc).Next(f.Ctx, userKey, registration.NextInput{ProcessID: pid, Step: 1, People: enginetest.DemoAnswers(1, []int64{enginetest.Alex})})
 			return err
 		}},
-		{"reset", func(f *fixture, userKey, pid string) error {
-			_, err := registration.Of(f.svc).Reset(f.ctx, userKey, pid)
+		{"reset", func(f *enginetest.Fixture, userKey, pid string) error {
+			_, err := registration.Of(f.Svc).Reset(f.Ctx, userKey, pid)
 			return err
 		}},
-		{"resume", func(f *fixture, userKey, pid string) error {
-			_, err := registration.Of(f.svc).Resume(f.ctx, userKey, pid)
+		{"resume", func(f *enginetest.Fixture, userKey, pid string) error {
+			_, err := registration.Of(f.Svc).Resume(f.Ctx, userKey, pid)
 			return err
 		}},
-		{"back", func(f *fixture, userKey, pid string) error {
-			_, err := registration.Of(f.svc).Back(f.ctx, userKey, pid, nil)
+		{"back", func(f *enginetest.Fixture, userKey, pid string) error {
+			_, err := registration.Of(f.Svc).Back(f.Ctx, userKey, pid, nil)
 			return err
 		}},
-		{"retry payment", func(f *fixture, userKey, pid string) error {
-			_, err := registration.Of(f.svc).RetryPayment(f.ctx, userKey, pid)
+		{"retry payment", func(f *enginetest.Fixture, userKey, pid string) error {
+			_, err := registration.Of(f.Svc).RetryPayment(f.Ctx, userKey, pid)
 			return err
 		}},
-		{"quote", func(f *fixture, userKey, pid string) error {
-			_, err := registration.Of(f.svc).Quote(f.ctx, userKey, pid)
+		{"quote", func(f *enginetest.Fixture, userKey, pid string) error {
+			_, err := registration.Of(f.Svc).Quote(f.Ctx, userKey, pid)
 			return err
 		}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex)
 		tests := []struct {
 			name    string
 			userKey string
 			pid     string
 		}{
-			{name: "another user key's process", userKey: "demo-1", pid: r.pid},
-			{name: "empty user key", userKey: "", pid: r.pid},
+			{name: "another user key's process", userKey: "demo-1", pid: r.PID},
+			{name: "empty user key", userKey: "", pid: r.PID},
 			{name: "unknown id", userKey: engine.DemoUserKey, pid: "999999"},
 			{name: "not a number", userKey: engine.DemoUserKey, pid: "abc"},
 			{name: "empty id", userKey: engine.DemoUserKey, pid: ""},
 			{name: "zero", userKey: engine.DemoUserKey, pid: "0"},
-			{name: "negative", userKey: engine.DemoUserKey, pid: "-" + r.pid},
-			{name: "number with trailing text", userKey: engine.DemoUserKey, pid: r.pid + "x"},
-			{name: "number with a space", userKey: engine.DemoUserKey, pid: " " + r.pid},
+			{name: "negative", userKey: engine.DemoUserKey, pid: "-" + r.PID},
+			{name: "number with trailing text", userKey: engine.DemoUserKey, pid: r.PID + "x"},
+			{name: "number with a space", userKey: engine.DemoUserKey, pid: " " + r.PID},
 			{name: "too large", userKey: engine.DemoUserKey, pid: "99999999999999999999"},
 		}
 		for _, tc := range tests {
 			for _, o := range ops {
 				t.Run(tc.name+"/"+o.name, func(t *testing.T) {
-					before := f.state()
-					wantCode(t, o.call(f, tc.userKey, tc.pid), engine.CodeNotFound)
-					assertUnchanged(t, before, f.state())
+					before := f.State()
+					enginetest.WantCode(t, o.call(f, tc.userKey, tc.pid), engine.CodeNotFound)
+					enginetest.AssertUnchanged(t, before, f.State())
 				})
 			}
 		}
@@ -771,47 +772,47 @@ func TestNextInvalidAnswersChangeNothing(t *testing.T) {
 		want     []engine.PersonError
 		wantKeys []string // field errors, for invalid requests
 	}{
-		{name: "phone of 9 digits", step: 1, in: answers(alex, "061234567", robin, "0612345678"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Phone number must be 10 digits"}}},
-		{name: "missing required answer", step: 1, in: answers(alex, "0612345678", robin, nil),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "An answer is required."}}},
-		{name: "person left out counts as missing", step: 1, in: answers(alex, "0612345678"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "An answer is required."}}},
-		{name: "both persons wrong", step: 1, in: answers(alex, "", robin, "phone"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "An answer is required."}, {PersonID: robin, Message: "Phone number must be 10 digits"}}},
-		{name: "person not in the registration", step: 1, in: answers(alex, "0612345678", robin, "0612345678", sam, "0612345678"),
+		{name: "phone of 9 digits", step: 1, in: answers(enginetest.Alex, "061234567", enginetest.Robin, "0612345678"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Alex, Message: "Phone number must be 10 digits"}}},
+		{name: "missing required answer", step: 1, in: answers(enginetest.Alex, "0612345678", enginetest.Robin, nil),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Robin, Message: "An answer is required."}}},
+		{name: "person left out counts as missing", step: 1, in: answers(enginetest.Alex, "0612345678"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Robin, Message: "An answer is required."}}},
+		{name: "both persons wrong", step: 1, in: answers(enginetest.Alex, "", enginetest.Robin, "phone"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Alex, Message: "An answer is required."}, {PersonID: enginetest.Robin, Message: "Phone number must be 10 digits"}}},
+		{name: "person not in the registration", step: 1, in: answers(enginetest.Alex, "0612345678", enginetest.Robin, "0612345678", enginetest.Sam, "0612345678"),
 			wantCode: engine.CodeInvalid, wantKeys: []string{"people[2].id"}},
-		{name: "person named twice", step: 1, in: answers(alex, "0612345678", alex, "0612345678", robin, "0612345678"),
+		{name: "person named twice", step: 1, in: answers(enginetest.Alex, "0612345678", enginetest.Alex, "0612345678", enginetest.Robin, "0612345678"),
 			wantCode: engine.CodeInvalid, wantKeys: []string{"people[1].id"}},
-		{name: "unknown shirt size", step: 2, in: answers(alex, "XXL", robin, "M"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose one of the listed options."}}},
-		{name: "checkbox answered yes", step: 3, in: answers(alex, "yes", robin, "0"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "The answer must be 0 or 1."}}},
-		{name: "junior without guardian consent", step: 6, in: answers(alex, nil, robin, "0"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "Please accept the terms for this person."}}},
-		{name: "two main contacts", step: 7, in: answers(alex, "1", robin, "1"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose only one person."}, {PersonID: robin, Message: "Choose only one person."}}},
-		{name: "no main contact", step: 7, in: answers(alex, "0", robin, nil),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: alex, Message: "Choose one person."}}},
-		{name: "terms not accepted", step: 8, in: answers(alex, "1", robin, "0"),
-			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: robin, Message: "Please accept the terms for this person."}}},
+		{name: "unknown shirt size", step: 2, in: answers(enginetest.Alex, "XXL", enginetest.Robin, "M"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Alex, Message: "Choose one of the listed options."}}},
+		{name: "checkbox answered yes", step: 3, in: answers(enginetest.Alex, "yes", enginetest.Robin, "0"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Alex, Message: "The answer must be 0 or 1."}}},
+		{name: "junior without guardian consent", step: 6, in: answers(enginetest.Alex, nil, enginetest.Robin, "0"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Robin, Message: "Please accept the terms for this person."}}},
+		{name: "two main contacts", step: 7, in: answers(enginetest.Alex, "1", enginetest.Robin, "1"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Alex, Message: "Choose only one person."}, {PersonID: enginetest.Robin, Message: "Choose only one person."}}},
+		{name: "no main contact", step: 7, in: answers(enginetest.Alex, "0", enginetest.Robin, nil),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Alex, Message: "Choose one person."}}},
+		{name: "terms not accepted", step: 8, in: answers(enginetest.Alex, "1", enginetest.Robin, "0"),
+			wantCode: engine.CodeValidation, want: []engine.PersonError{{PersonID: enginetest.Robin, Message: "Please accept the terms for this person."}}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
 		for _, tc := range tests {
-			r.advanceTo(tc.step)
+			r.AdvanceTo(tc.step)
 			t.Run(tc.name, func(t *testing.T) {
-				rows := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id)
-				before := f.state()
-				_, err := registration.Of(f.svc).Next(f.ctx, r.userKey, registration.NextInput{ProcessID: r.pid, Step: tc.step, People: tc.in})
-				e := wantCode(t, err, tc.wantCode)
+				rows := f.Count((*engine.ProcessData)(nil), "instance_id = ?", r.ID)
+				before := f.State()
+				_, err := registration.Of(f.Svc).Next(f.Ctx, r.UserKey, registration.NextInput{ProcessID: r.PID, Step: tc.step, People: tc.in})
+				e := enginetest.WantCode(t, err, tc.wantCode)
 				if tc.wantCode == engine.CodeValidation {
 					if !slices.EqualFunc(e.People, tc.want, samePersonError) {
 						t.Errorf("person errors = %v, want %v", e.People, tc.want)
 					}
-					if e.ProcessID != r.pid || e.Step != tc.step {
-						t.Errorf("error names process %q step %d, want %q step %d", e.ProcessID, e.Step, r.pid, tc.step)
+					if e.ProcessID != r.PID || e.Step != tc.step {
+						t.Errorf("error names process %q step %d, want %q step %d", e.ProcessID, e.Step, r.PID, tc.step)
 					}
 				}
 				var keys []string
@@ -821,13 +822,13 @@ func TestNextInvalidAnswersChangeNothing(t *testing.T) {
 				if !slices.Equal(keys, tc.wantKeys) {
 					t.Errorf("field errors = %v, want %v", e.Fields, tc.wantKeys)
 				}
-				if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != rows {
+				if n := f.Count((*engine.ProcessData)(nil), "instance_id = ?", r.ID); n != rows {
 					t.Errorf("process data rows %d -> %d, want unchanged", rows, n)
 				}
-				assertUnchanged(t, before, f.state())
+				enginetest.AssertUnchanged(t, before, f.State())
 			})
 		}
-		if form := r.commit(); form.State != engine.StateDone {
+		if form := r.Commit(); form.State != engine.StateDone {
 			t.Errorf("valid answers after the invalid ones: %s, want DONE", form.State)
 		}
 	})
@@ -843,30 +844,30 @@ func TestSelectUnavailablePerson(t *testing.T) {
 		want    []engine.PersonError
 		message string
 	}{
-		{name: "already registered person", in: []registration.PersonInput{{ID: alex}, {ID: jamie}},
-			want: []engine.PersonError{{PersonID: jamie, Message: "Jamie Morgan is already registered."}}},
+		{name: "already registered person", in: []registration.PersonInput{{ID: enginetest.Alex}, {ID: enginetest.Jamie}},
+			want: []engine.PersonError{{PersonID: enginetest.Jamie, Message: "Jamie Morgan is already registered."}}},
 		{name: "person of another user key", in: []registration.PersonInput{{ID: 5}},
 			want: []engine.PersonError{{PersonID: 5, Message: "This person cannot be registered with this link."}}},
-		{name: "unknown person", in: []registration.PersonInput{{ID: robin}, {ID: 4242}},
+		{name: "unknown person", in: []registration.PersonInput{{ID: enginetest.Robin}, {ID: 4242}},
 			want: []engine.PersonError{{PersonID: 4242, Message: "This person cannot be registered with this link."}}},
 		{name: "nobody", in: nil, message: "Select at least one person."},
-		{name: "everybody unselected", in: []registration.PersonInput{{ID: alex, Selected: &no}}, message: "Select at least one person."},
+		{name: "everybody unselected", in: []registration.PersonInput{{ID: enginetest.Alex, Selected: &no}}, message: "Select at least one person."},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		form, _ := f.load(engine.DemoUserKey)
+		f := enginetest.NewFixture(t, db)
+		form, _ := f.Load(engine.DemoUserKey)
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				before := f.state()
-				_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: tc.in})
-				e := wantCode(t, err, engine.CodeValidation)
+				before := f.State()
+				_, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: tc.in})
+				e := enginetest.WantCode(t, err, engine.CodeValidation)
 				if !slices.EqualFunc(e.People, tc.want, samePersonError) {
 					t.Errorf("person errors = %v, want %v", e.People, tc.want)
 				}
 				if tc.message != "" && e.Message != tc.message {
 					t.Errorf("message = %q, want %q", e.Message, tc.message)
 				}
-				assertUnchanged(t, before, f.state())
+				enginetest.AssertUnchanged(t, before, f.State())
 			})
 		}
 	})
@@ -885,19 +886,19 @@ func TestSelectPersonNamedTwice(t *testing.T) {
 		in   []registration.PersonInput
 		want []string
 	}{
-		{name: "the same id twice", in: []registration.PersonInput{{ID: robin}, {ID: alex}, {ID: robin}}, want: []string{"people[2].id"}},
-		{name: "selected twice", in: []registration.PersonInput{{ID: alex, Selected: &yes}, {ID: alex, Selected: &yes}}, want: []string{"people[1].id"}},
-		{name: "selected and not", in: []registration.PersonInput{{ID: alex}, {ID: alex, Selected: &no}}, want: []string{"people[1].id"}},
-		{name: "three times", in: []registration.PersonInput{{ID: sam}, {ID: sam}, {ID: sam}}, want: []string{"people[1].id", "people[2].id"}},
+		{name: "the same id twice", in: []registration.PersonInput{{ID: enginetest.Robin}, {ID: enginetest.Alex}, {ID: enginetest.Robin}}, want: []string{"people[2].id"}},
+		{name: "selected twice", in: []registration.PersonInput{{ID: enginetest.Alex, Selected: &yes}, {ID: enginetest.Alex, Selected: &yes}}, want: []string{"people[1].id"}},
+		{name: "selected and not", in: []registration.PersonInput{{ID: enginetest.Alex}, {ID: enginetest.Alex, Selected: &no}}, want: []string{"people[1].id"}},
+		{name: "three times", in: []registration.PersonInput{{ID: enginetest.Sam}, {ID: enginetest.Sam}, {ID: enginetest.Sam}}, want: []string{"people[1].id", "people[2].id"}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		form, _ := f.load(engine.DemoUserKey)
+		f := enginetest.NewFixture(t, db)
+		form, _ := f.Load(engine.DemoUserKey)
 		pid := form.ProcessIDString()
 		try := func(t *testing.T, in []registration.PersonInput, want []string) {
-			before := f.state()
-			_, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: in})
-			e := wantCode(t, err, engine.CodeInvalid)
+			before := f.State()
+			_, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: in})
+			e := enginetest.WantCode(t, err, engine.CodeInvalid)
 			var keys []string
 			for _, fe := range e.Fields {
 				keys = append(keys, fe.Field)
@@ -905,15 +906,15 @@ func TestSelectPersonNamedTwice(t *testing.T) {
 			if !slices.Equal(keys, want) {
 				t.Errorf("field errors = %v, want %v", e.Fields, want)
 			}
-			assertUnchanged(t, before, f.state())
+			enginetest.AssertUnchanged(t, before, f.State())
 		}
 		for _, tc := range tests {
 			t.Run("first selection/"+tc.name, func(t *testing.T) { try(t, tc.in, tc.want) })
 		}
-		if _, err := registration.Of(f.svc).Next(f.ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: alex}}}); err != nil {
+		if _, err := registration.Of(f.Svc).Next(f.Ctx, engine.DemoUserKey, registration.NextInput{ProcessID: pid, Step: 0, People: []registration.PersonInput{{ID: enginetest.Alex}}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := registration.Of(f.svc).Back(f.ctx, engine.DemoUserKey, pid, nil); err != nil {
+		if _, err := registration.Of(f.Svc).Back(f.Ctx, engine.DemoUserKey, pid, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range tests {
@@ -927,18 +928,18 @@ func TestSelectPersonNamedTwice(t *testing.T) {
 func TestBackFromStep3(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		r.next(demoAnswers(1, r.persons))
-		r.next([]registration.PersonInput{{ID: alex, Answer: str("L")}, {ID: robin, Answer: str("S")}})
-		r.next(demoAnswers(3, r.persons)) // alex 1, robin 0
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		r.Next(enginetest.DemoAnswers(1, r.Persons))
+		r.Next([]registration.PersonInput{{ID: enginetest.Alex, Answer: enginetest.Str("L")}, {ID: enginetest.Robin, Answer: enginetest.Str("S")}})
+		r.Next(enginetest.DemoAnswers(3, r.Persons)) // alex 1, robin 0
 		back := func(step int) *registration.Form {
 			t.Helper()
-			form, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &step)
+			form, err := registration.Of(f.Svc).Back(f.Ctx, r.UserKey, r.PID, &step)
 			if err != nil {
 				t.Fatalf("back from step %d: %v", step, err)
 			}
-			r.form = form
+			r.Form = form
 			return form
 		}
 		if form := back(4); form.Step != 3 {
@@ -947,33 +948,33 @@ func TestBackFromStep3(t *testing.T) {
 
 		t.Run("stale step", func(t *testing.T) {
 			stale := 4
-			before := f.state()
-			_, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &stale)
-			wantCode(t, err, engine.CodeConflict)
-			assertUnchanged(t, before, f.state())
+			before := f.State()
+			_, err := registration.Of(f.Svc).Back(f.Ctx, r.UserKey, r.PID, &stale)
+			enginetest.WantCode(t, err, engine.CodeConflict)
+			enginetest.AssertUnchanged(t, before, f.State())
 		})
 
 		form := back(3)
 		if form.State != engine.StateRunning || form.Step != 2 || form.Question == nil || form.Question.Name != "shirt_size" {
 			t.Fatalf("back from 3 = state %s step %d question %+v, want RUNNING step 2 shirt_size", form.State, form.Step, form.Question)
 		}
-		if got, want := formAnswers(form), map[int64]string{alex: "L", robin: "S"}; !maps.Equal(got, want) {
+		if got, want := enginetest.FormAnswers(form), map[int64]string{enginetest.Alex: "L", enginetest.Robin: "S"}; !maps.Equal(got, want) {
 			t.Errorf("step 2 answers = %v, want the saved %v", got, want)
 		}
-		rows := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id)
+		rows := f.Count((*engine.ProcessData)(nil), "instance_id = ?", r.ID)
 
-		form = r.next([]registration.PersonInput{{ID: alex, Answer: str("XL")}, {ID: robin, Answer: str("XS")}})
+		form = r.Next([]registration.PersonInput{{ID: enginetest.Alex, Answer: enginetest.Str("XL")}, {ID: enginetest.Robin, Answer: enginetest.Str("XS")}})
 		if form.Step != 3 || form.Question.Name != "insurance" {
 			t.Fatalf("answering step 2 again: step %d %s, want step 3 insurance", form.Step, form.Question.Name)
 		}
-		if got, want := formAnswers(form), map[int64]string{alex: "1", robin: "0"}; !maps.Equal(got, want) {
+		if got, want := enginetest.FormAnswers(form), map[int64]string{enginetest.Alex: "1", enginetest.Robin: "0"}; !maps.Equal(got, want) {
 			t.Errorf("step 3 answers = %v, want the pre-filled %v", got, want)
 		}
-		if n := f.count((*engine.ProcessData)(nil), "instance_id = ?", r.id); n != rows {
+		if n := f.Count((*engine.ProcessData)(nil), "instance_id = ?", r.ID); n != rows {
 			t.Errorf("process data rows %d -> %d: answering again must replace, not add", rows, n)
 		}
 		form = back(3)
-		if got, want := formAnswers(form), map[int64]string{alex: "XL", robin: "XS"}; !maps.Equal(got, want) {
+		if got, want := enginetest.FormAnswers(form), map[int64]string{enginetest.Alex: "XL", enginetest.Robin: "XS"}; !maps.Equal(got, want) {
 			t.Errorf("step 2 answers after answering again = %v, want %v", got, want)
 		}
 	})
@@ -984,17 +985,17 @@ func TestBackFromStep3(t *testing.T) {
 func TestBackFromStep1(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
 		one := 1
-		form, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, &one)
+		form, err := registration.Of(f.Svc).Back(f.Ctx, r.UserKey, r.PID, &one)
 		if err != nil {
 			t.Fatalf("back: %v", err)
 		}
 		if form.Step != 0 || form.Question != nil || form.State != engine.StateRunning {
 			t.Fatalf("form = state %s step %d question %v, want RUNNING at person selection", form.State, form.Step, form.Question)
 		}
-		want := map[int64][2]bool{alex: {true, true}, sam: {false, true}, robin: {true, true}, jamie: {false, false}}
+		want := map[int64][2]bool{enginetest.Alex: {true, true}, enginetest.Sam: {false, true}, enginetest.Robin: {true, true}, enginetest.Jamie: {false, false}}
 		if len(form.People) != len(want) {
 			t.Fatalf("%d persons, want %d", len(form.People), len(want))
 		}
@@ -1003,20 +1004,20 @@ func TestBackFromStep1(t *testing.T) {
 				t.Errorf("person %d: selected, canSelect = %v, want %v", p.ID, got, want[p.ID])
 			}
 		}
-		if inst := f.instance(r.id); inst.CurrentStepID != nil || !slices.Equal(inst.SelectedPersons, []int64{alex, robin}) {
-			t.Errorf("stored instance = step %s persons %v, want no step and the selection kept", deref(inst.CurrentStepID), inst.SelectedPersons)
+		if inst := f.Instance(r.ID); inst.CurrentStepID != nil || !slices.Equal(inst.SelectedPersons, []int64{enginetest.Alex, enginetest.Robin}) {
+			t.Errorf("stored instance = step %s persons %v, want no step and the selection kept", enginetest.Deref(inst.CurrentStepID), inst.SelectedPersons)
 		}
 
 		t.Run("no step before person selection", func(t *testing.T) {
-			before := f.state()
-			_, err := registration.Of(f.svc).Back(f.ctx, r.userKey, r.pid, nil)
-			wantCode(t, err, engine.CodeConflict)
-			assertUnchanged(t, before, f.state())
+			before := f.State()
+			_, err := registration.Of(f.Svc).Back(f.Ctx, r.UserKey, r.PID, nil)
+			enginetest.WantCode(t, err, engine.CodeConflict)
+			enginetest.AssertUnchanged(t, before, f.State())
 		})
 
-		r.form = form
-		if next := r.next([]registration.PersonInput{{ID: sam}}); next.Step != 1 || !slices.Equal(personIDs(next), []int64{sam}) {
-			t.Errorf("selecting again: step %d persons %v, want step 1 with sam", next.Step, personIDs(next))
+		r.Form = form
+		if next := r.Next([]registration.PersonInput{{ID: enginetest.Sam}}); next.Step != 1 || !slices.Equal(enginetest.PersonIDs(next), []int64{enginetest.Sam}) {
+			t.Errorf("selecting again: step %d persons %v, want step 1 with sam", next.Step, enginetest.PersonIDs(next))
 		}
 	})
 }
@@ -1039,17 +1040,17 @@ func TestLoadMembershipFormRejects(t *testing.T) {
 		{name: "user key without persons", userKey: "stranger", period: engine.DemoPeriodID, want: engine.CodeNotFound},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
+		f := enginetest.NewFixture(t, db)
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				before := f.state()
-				_, _, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, tc.userKey, tc.period, tc.org)
-				wantCode(t, err, tc.want)
-				assertUnchanged(t, before, f.state())
+				before := f.State()
+				_, _, err := registration.Of(f.Svc).LoadMembershipForm(f.Ctx, tc.userKey, tc.period, tc.org)
+				enginetest.WantCode(t, err, tc.want)
+				enginetest.AssertUnchanged(t, before, f.State())
 			})
 		}
 		t.Run("matching organisation", func(t *testing.T) {
-			form, created, err := registration.Of(f.svc).LoadMembershipForm(f.ctx, engine.DemoUserKey, engine.DemoPeriodID, org(1))
+			form, created, err := registration.Of(f.Svc).LoadMembershipForm(f.Ctx, engine.DemoUserKey, engine.DemoPeriodID, org(1))
 			if err != nil || !created || form.State != engine.StateInit {
 				t.Fatalf("load = %v created %v err %v, want a new INIT form", form, created, err)
 			}
@@ -1061,10 +1062,10 @@ func TestLoadMembershipFormRejects(t *testing.T) {
 func TestPaymentReturnForged(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := f.attemptOf(r.commit().PaymentURL)
-		other := payment.NewTestGateway(testGatewayURLs)
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		ref := f.AttemptOf(r.Commit().PaymentURL)
+		other := payment.NewTestGateway(enginetest.TestGatewayURLs)
 		tests := []struct {
 			name string
 			ret  func() engine.PaymentReturn
@@ -1074,17 +1075,17 @@ func TestPaymentReturnForged(t *testing.T) {
 				return engine.PaymentReturn{Reference: ref, Status: string(engine.OutcomeSuccess), TransactionID: "tx-1", Amount: "100.00", Currency: "EUR", Signature: other.Sign(ref, string(engine.OutcomeSuccess), "tx-1", "100.00", "EUR")}
 			}},
 			{name: "failed status edited to success", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
-				ret := f.paymentReturn(ref, engine.OutcomeFailed, "tx-1")
+				ret := f.PaymentReturn(ref, engine.OutcomeFailed, "tx-1")
 				ret.Status = string(engine.OutcomeSuccess)
 				return ret
 			}},
 			{name: "reference edited", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
-				ret := f.paymentReturn("PR-SOMEONEELSE", engine.OutcomeSuccess, "tx-1")
+				ret := f.PaymentReturn("PR-SOMEONEELSE", engine.OutcomeSuccess, "tx-1")
 				ret.Reference = ref
 				return ret
 			}},
 			{name: "transaction id edited", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
-				ret := f.paymentReturn(ref, engine.OutcomeSuccess, "tx-1")
+				ret := f.PaymentReturn(ref, engine.OutcomeSuccess, "tx-1")
 				ret.TransactionID = "tx-2"
 				return ret
 			}},
@@ -1092,18 +1093,18 @@ func TestPaymentReturnForged(t *testing.T) {
 				return engine.PaymentReturn{Reference: ref, Status: string(engine.OutcomeSuccess), TransactionID: "tx-1"}
 			}},
 			{name: "signed status the gateway never sends", want: engine.CodeInvalid, ret: func() engine.PaymentReturn {
-				return f.paymentReturn(ref, "refunded", "tx-1")
+				return f.PaymentReturn(ref, "refunded", "tx-1")
 			}},
 			{name: "unknown reference, validly signed", want: engine.CodeNotFound, ret: func() engine.PaymentReturn {
-				return f.paymentReturn("PR-UNKNOWN", engine.OutcomeSuccess, "tx-1")
+				return f.PaymentReturn("PR-UNKNOWN", engine.OutcomeSuccess, "tx-1")
 			}},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				before := f.state()
-				_, err := payment.Of(f.svc).CompletePayment(f.ctx, tc.ret())
-				wantCode(t, err, tc.want)
-				assertUnchanged(t, before, f.state())
+				before := f.State()
+				_, err := payment.Of(f.Svc).CompletePayment(f.Ctx, tc.ret())
+				enginetest.WantCode(t, err, tc.want)
+				enginetest.AssertUnchanged(t, before, f.State())
 			})
 		}
 	})
@@ -1114,11 +1115,11 @@ func TestPaymentReturnForged(t *testing.T) {
 func TestPaymentReturnReplayed(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		ref := f.attemptOf(r.commit().PaymentURL)
-		success := f.paymentReturn(ref, engine.OutcomeSuccess, "tx-1")
-		if _, err := payment.Of(f.svc).CompletePayment(f.ctx, success); err != nil {
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		ref := f.AttemptOf(r.Commit().PaymentURL)
+		success := f.PaymentReturn(ref, engine.OutcomeSuccess, "tx-1")
+		if _, err := payment.Of(f.Svc).CompletePayment(f.Ctx, success); err != nil {
 			t.Fatalf("first return: %v", err)
 		}
 		tests := []struct {
@@ -1126,24 +1127,24 @@ func TestPaymentReturnReplayed(t *testing.T) {
 			ret  engine.PaymentReturn
 		}{
 			{name: "the same success return", ret: success},
-			{name: "success with another transaction id", ret: f.paymentReturn(ref, engine.OutcomeSuccess, "tx-2")},
-			{name: "a later failed return", ret: f.paymentReturn(ref, engine.OutcomeFailed, "tx-1")},
-			{name: "a later cancelled return", ret: f.paymentReturn(ref, engine.OutcomeCancelled, "")},
+			{name: "success with another transaction id", ret: f.PaymentReturn(ref, engine.OutcomeSuccess, "tx-2")},
+			{name: "a later failed return", ret: f.PaymentReturn(ref, engine.OutcomeFailed, "tx-1")},
+			{name: "a later cancelled return", ret: f.PaymentReturn(ref, engine.OutcomeCancelled, "")},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				before := f.state()
-				res, err := payment.Of(f.svc).CompletePayment(f.ctx, tc.ret)
+				before := f.State()
+				res, err := payment.Of(f.Svc).CompletePayment(f.Ctx, tc.ret)
 				if err != nil {
 					t.Fatalf("replay: %v", err)
 				}
-				if !res.Replayed || res.Outcome != engine.OutcomeSuccess || res.ProcessID != r.id {
-					t.Errorf("result = replayed %v outcome %s process %d, want a replay of the success of %d", res.Replayed, res.Outcome, res.ProcessID, r.id)
+				if !res.Replayed || res.Outcome != engine.OutcomeSuccess || res.ProcessID != r.ID {
+					t.Errorf("result = replayed %v outcome %s process %d, want a replay of the success of %d", res.Replayed, res.Outcome, res.ProcessID, r.ID)
 				}
-				if n := f.count((*engine.OutboxMessage)(nil), "1 = 1"); n != 1 {
+				if n := f.Count((*engine.OutboxMessage)(nil), "1 = 1"); n != 1 {
 					t.Errorf("%d outbox messages, want 1", n)
 				}
-				assertUnchanged(t, before, f.state())
+				enginetest.AssertUnchanged(t, before, f.State())
 			})
 		}
 	})
@@ -1154,17 +1155,17 @@ func TestPaymentReturnReplayed(t *testing.T) {
 func TestPaymentReturnAfterReset(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		old := f.attemptOf(r.commit().PaymentURL)
-		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		old := f.AttemptOf(r.Commit().PaymentURL)
+		if _, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID); err != nil {
 			t.Fatalf("reset: %v", err)
 		}
-		again := f.start(engine.DemoUserKey, alex, robin)
-		current := f.attemptOf(again.commit().PaymentURL)
+		again := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		current := f.AttemptOf(again.Commit().PaymentURL)
 
-		before := f.state()
-		res, err := payment.Of(f.svc).CompletePayment(f.ctx, f.paymentReturn(old, engine.OutcomeSuccess, "tx-old"))
+		before := f.State()
+		res, err := payment.Of(f.Svc).CompletePayment(f.Ctx, f.PaymentReturn(old, engine.OutcomeSuccess, "tx-old"))
 		if err != nil {
 			t.Fatalf("stale return: %v", err)
 		}
@@ -1173,24 +1174,24 @@ func TestPaymentReturnAfterReset(t *testing.T) {
 		}
 		// Only the old attempt records that the provider took the money (for a
 		// refund); the registration, its new order and memberships are untouched.
-		after := f.state()
+		after := f.State()
 		for table := range before {
 			if table != "payments" && !slices.Equal(before[table], after[table]) {
 				t.Errorf("%s changed:\nbefore %q\nafter  %q", table, before[table], after[table])
 			}
 		}
-		if n := f.count((*engine.Payment)(nil), "reference = ? AND status = ?", old, engine.PaymentSucceeded); n != 1 {
+		if n := f.Count((*engine.Payment)(nil), "reference = ? AND status = ?", old, engine.PaymentSucceeded); n != 1 {
 			t.Errorf("the late payment of %s is not recorded as succeeded", old)
 		}
 
-		form, _ := f.load(engine.DemoUserKey)
-		if form.State != engine.StateDone || f.attemptOf(form.PaymentURL) != current {
+		form, _ := f.Load(engine.DemoUserKey)
+		if form.State != engine.StateDone || f.AttemptOf(form.PaymentURL) != current {
 			t.Errorf("new run = %s with %q, want DONE with reference %s", form.State, form.PaymentURL, current)
 		}
-		if res := f.pay(current, engine.OutcomeSuccess); res.Replayed || res.Stale || res.Outcome != engine.OutcomeSuccess {
+		if res := f.Pay(current, engine.OutcomeSuccess); res.Replayed || res.Stale || res.Outcome != engine.OutcomeSuccess {
 			t.Errorf("paying the new run: %+v", res)
 		}
-		if inst := f.instance(r.id); inst.Status != engine.StateCompleted {
+		if inst := f.Instance(r.ID); inst.Status != engine.StateCompleted {
 			t.Errorf("after paying the new run: %s, want COMPLETED", inst.Status)
 		}
 	})
@@ -1203,13 +1204,13 @@ func TestPaymentReturnAfterReset(t *testing.T) {
 func TestPaymentReturnAfterResetIsReportedStale(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
-		r := f.start(engine.DemoUserKey, alex, robin)
-		old := f.attemptOf(r.commit().PaymentURL)
-		if _, err := registration.Of(f.svc).Reset(f.ctx, r.userKey, r.pid); err != nil {
+		f := enginetest.NewFixture(t, db)
+		r := f.Start(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+		old := f.AttemptOf(r.Commit().PaymentURL)
+		if _, err := registration.Of(f.Svc).Reset(f.Ctx, r.UserKey, r.PID); err != nil {
 			t.Fatalf("reset: %v", err)
 		}
-		res := f.pay(old, engine.OutcomeSuccess)
+		res := f.Pay(old, engine.OutcomeSuccess)
 		if !res.Stale || res.Outcome != engine.OutcomeSuccess {
 			t.Errorf("result = stale %v replayed %v outcome %q, want stale with the verified outcome success", res.Stale, res.Replayed, res.Outcome)
 		}
@@ -1222,35 +1223,35 @@ func TestPaymentReturnAfterResetIsReportedStale(t *testing.T) {
 func TestCommitConflictsWithAnotherUserKey(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		f := newFixture(t, db)
+		f := enginetest.NewFixture(t, db)
 		for _, key := range []string{"demo-1", "demo-2"} {
-			if _, err := db.NewInsert().Model(&engine.UserPerson{UserKey: key, PersonID: robin, OrganisationID: 1}).Exec(f.ctx); err != nil {
+			if _, err := db.NewInsert().Model(&engine.UserPerson{UserKey: key, PersonID: enginetest.Robin, OrganisationID: 1}).Exec(f.Ctx); err != nil {
 				t.Fatalf("link robin to %s: %v", key, err)
 			}
 		}
-		first := f.start(engine.DemoUserKey, robin)
-		second := f.start("demo-1", robin)
-		first.advanceTo(demoSteps)
-		second.advanceTo(demoSteps)
-		first.commit()
+		first := f.Start(engine.DemoUserKey, enginetest.Robin)
+		second := f.Start("demo-1", enginetest.Robin)
+		first.AdvanceTo(enginetest.DemoSteps)
+		second.AdvanceTo(enginetest.DemoSteps)
+		first.Commit()
 
-		before := f.state()
-		_, err := registration.Of(f.svc).Next(f.ctx, second.userKey, registration.NextInput{ProcessID: second.pid, Step: demoSteps, People: demoAnswers(demoSteps, second.persons)})
-		wantCode(t, err, engine.CodeConflict)
-		assertUnchanged(t, before, f.state())
-		if inst := f.instance(second.id); inst.Status != engine.StateRunning {
+		before := f.State()
+		_, err := registration.Of(f.Svc).Next(f.Ctx, second.UserKey, registration.NextInput{ProcessID: second.PID, Step: enginetest.DemoSteps, People: enginetest.DemoAnswers(enginetest.DemoSteps, second.Persons)})
+		enginetest.WantCode(t, err, engine.CodeConflict)
+		enginetest.AssertUnchanged(t, before, f.State())
+		if inst := f.Instance(second.ID); inst.Status != engine.StateRunning {
 			t.Errorf("losing instance = %s, want still RUNNING", inst.Status)
 		}
 
-		form, _ := f.load("demo-2")
-		_, err = registration.Of(f.svc).Next(f.ctx, "demo-2", registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []registration.PersonInput{{ID: robin}}})
-		e := wantCode(t, err, engine.CodeValidation)
-		want := []engine.PersonError{{PersonID: robin, Message: "Robin Morgan is already registered and waiting for payment.", Key: "already_pending_payment", Param: "Robin Morgan"}}
+		form, _ := f.Load("demo-2")
+		_, err = registration.Of(f.Svc).Next(f.Ctx, "demo-2", registration.NextInput{ProcessID: form.ProcessIDString(), Step: 0, People: []registration.PersonInput{{ID: enginetest.Robin}}})
+		e := enginetest.WantCode(t, err, engine.CodeValidation)
+		want := []engine.PersonError{{PersonID: enginetest.Robin, Message: "Robin Morgan is already registered and waiting for payment.", Key: "already_pending_payment", Param: "Robin Morgan"}}
 		if !slices.Equal(e.People, want) {
 			t.Errorf("person errors = %v, want %v", e.People, want)
 		}
 		for _, p := range form.People {
-			if p.ID == robin && (p.Status != engine.PersonPendingPayment || p.CanSelect) {
+			if p.ID == enginetest.Robin && (p.Status != engine.PersonPendingPayment || p.CanSelect) {
 				t.Errorf("robin for another user key: status %q canSelect %v, want Pending Payment, not selectable", p.Status, p.CanSelect)
 			}
 		}

@@ -1,0 +1,201 @@
+package report_test
+
+import (
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"portal/engine"
+	"portal/engine/dbtest"
+	"portal/engine/enginetest"
+	"portal/engine/payment"
+	"portal/engine/report"
+	"portal/engine/staff"
+)
+
+// reportSeason is a season registered and paid by bank transfer, and what
+// the test did, to compare the report with.
+type reportSeason struct {
+	// Paid is the totals of the orders paid in full; Received the money
+	// captured; Refunded what was given back; OwedBack a second payment
+	// to return; Partial the part of an open order; Owed what the open
+	// orders still owe.
+	Paid, Received, Refunded, OwedBack, Partial, Owed int64
+	PaidOrders, OpenOrders                            int
+}
+
+// seedReportSeason registers five households with the demo's price
+// rules (adult and junior fees, joining fee, loyalty discount, early
+// bird, administration fee): one paid then refunded, one paid in two
+// parts, one paid and then paid a second time (owed back), one paid in
+// part and one not at all.
+func seedReportSeason(t *testing.T, f *enginetest.Fixture) reportSeason {
+	t.Helper()
+	var s reportSeason
+	actor := engine.Actor{Name: "treasurer@example.org"}
+	commit := func(userKey string, persons ...int64) (int64, engine.Order) {
+		if len(persons) == 0 {
+			form, _ := f.Load(userKey)
+			persons = enginetest.PersonIDs(form)
+		}
+		r := f.Start(userKey, persons...)
+		r.Commit()
+		return r.ID, f.Orders(r.ID)[0]
+	}
+	capture := func(o engine.Order, amount int64, id string) {
+		f.Capture(payment.Capture{Reference: o.PayReference, AmountMinor: amount, ID: id})
+		s.Received += amount
+	}
+	// The demo household, an adult who renews and a new junior: paid,
+	// then refunded by the treasurer.
+	id0, o0 := commit(engine.DemoUserKey, enginetest.Alex, enginetest.Robin)
+	capture(o0, o0.TotalMinor, "c0")
+	var paid0 engine.Payment
+	for _, p := range f.Payments(id0) {
+		if p.Status == engine.PaymentSucceeded {
+			paid0 = p
+		}
+	}
+	if err := staff.Of(f.Svc).RefundPayment(f.Ctx, actor, 1, id0, paid0.Reference, "left the club"); err != nil {
+		t.Fatal(err)
+	}
+	s.Refunded += o0.TotalMinor
+	// Two new adults paying in two parts.
+	_, o1 := commit("demo-1")
+	capture(o1, 5000, "c1a")
+	capture(o1, o1.TotalMinor-5000, "c1b")
+	// Paid, then the same amount arrives again: owed back.
+	_, o2 := commit("demo-2")
+	capture(o2, o2.TotalMinor, "c2a")
+	capture(o2, o2.TotalMinor, "c2b")
+	s.OwedBack += o2.TotalMinor
+	// A part arrived, the rest is owed.
+	_, o3 := commit("demo-3")
+	capture(o3, 7000, "c3")
+	s.Partial, s.Owed = 7000, o3.TotalMinor-7000
+	// Nothing paid.
+	_, o4 := commit("demo-4")
+	s.Owed += o4.TotalMinor
+	s.Paid = o0.TotalMinor + o1.TotalMinor + o2.TotalMinor
+	s.PaidOrders, s.OpenOrders = 3, 2
+	return s
+}
+
+// sqlSum runs a query that returns one number.
+func sqlSum(t *testing.T, db *bun.DB, query string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRowContext(t.Context(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// TestYearReportAddsUpTheOrders: the report's figures equal the season
+// the test registered and the orders, payments and memberships in SQL;
+// its breakdowns add up to their totals.
+func TestYearReportAddsUpTheOrders(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := enginetest.BankFixture(t, db, 4)
+		want := seedReportSeason(t, f)
+		r, err := report.Of(f.Svc).YearReport(f.Ctx, 1, engine.DemoPeriodID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the test registered and paid.
+		for _, c := range []struct {
+			name      string
+			got, want int64
+		}{
+			{"paid orders", r.PaidMinor, want.Paid},
+			{"paid order count", int64(r.PaidOrders), int64(want.PaidOrders)},
+			{"received", r.ReceivedMinor, want.Received},
+			{"part payments", r.PartialMinor, want.Partial},
+			{"refunded", r.RefundedMinor, want.Refunded},
+			{"owed back", r.OwedBackMinor, want.OwedBack},
+			{"income", r.IncomeMinor, want.Received - want.Refunded - want.OwedBack},
+			{"outstanding", r.OutstandingMinor, want.Owed},
+			{"open orders", int64(r.OpenOrders), int64(want.OpenOrders)},
+		} {
+			if c.got != c.want {
+				t.Errorf("%s: report %d, registered %d", c.name, c.got, c.want)
+			}
+		}
+		// The same figures, asked of the database directly.
+		const period = engine.DemoPeriodID
+		sqlFigures := []struct {
+			name  string
+			got   int64
+			query string
+		}{
+			{"paid orders", r.PaidMinor, "SELECT COALESCE(SUM(total_minor), 0) FROM orders WHERE period_id = ? AND status = 'Paid'"},
+			{"order lines of paid orders", r.PaidMinor, "SELECT COALESCE(SUM(l.amount_minor), 0) FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE o.period_id = ? AND o.status = 'Paid'"},
+			{"received", r.ReceivedMinor - r.PartialMinor, "SELECT COALESCE(SUM(COALESCE(p.paid_amount_minor, p.amount_minor)), 0) FROM payments p JOIN orders o ON o.id = p.order_id WHERE o.period_id = ? AND p.status = 'SUCCEEDED'"},
+			{"refunded", r.RefundedMinor, "SELECT COALESCE(SUM(p.amount_minor), 0) FROM payments p JOIN orders o ON o.id = p.order_id WHERE o.period_id = ? AND p.refund_status = 'DONE'"},
+			{"owed back", r.OwedBackMinor, "SELECT COALESCE(SUM(p.amount_minor), 0) FROM payments p JOIN orders o ON o.id = p.order_id WHERE o.period_id = ? AND p.refund_status = 'DUE'"},
+			{"outstanding", r.OutstandingMinor, `SELECT COALESCE(SUM(o.total_minor), 0) - (SELECT COALESCE(SUM(e.amount_minor), 0) FROM payment_events e JOIN payments p ON p.reference = e.reference
+				JOIN orders o2 ON o2.id = p.order_id WHERE o2.period_id = o.period_id AND o2.status = 'Unpaid' AND e.outcome = 'partial')
+				FROM orders o WHERE o.period_id = ? AND o.status = 'Unpaid' GROUP BY o.period_id`},
+			{"active members", int64(r.ActiveMembers), "SELECT COUNT(*) FROM memberships WHERE period_id = ? AND status = 'Active'"},
+			{"pending members", int64(r.PendingMembers), "SELECT COUNT(*) FROM memberships WHERE period_id = ? AND status = 'Pending Payment'"},
+		}
+		for _, c := range sqlFigures {
+			if want := sqlSum(t, db, c.query, period); c.got != want {
+				t.Errorf("%s: report %d, SQL %d", c.name, c.got, want)
+			}
+		}
+		// The breakdowns split their totals exactly.
+		var byType, byRule, byMethod int64
+		for _, a := range r.ByType {
+			byType += a.AmountMinor
+			if a.Key == "" {
+				continue
+			}
+			got := sqlSum(t, db, `SELECT COALESCE(SUM(l.amount_minor), 0) FROM order_lines l JOIN orders o ON o.id = l.order_id
+				JOIN memberships m ON m.process_instance_id = o.process_instance_id AND m.person_id = l.person_id
+				JOIN membership_types mt ON mt.id = m.membership_type_id WHERE o.period_id = ? AND o.status = 'Paid' AND mt.code = ?`, period, a.Key)
+			if got != a.AmountMinor {
+				t.Errorf("type %s: report %d, SQL %d", a.Key, a.AmountMinor, got)
+			}
+		}
+		for _, a := range r.ByRule {
+			byRule += a.AmountMinor
+			got := sqlSum(t, db, "SELECT COALESCE(SUM(l.amount_minor), 0) FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE o.period_id = ? AND o.status = 'Paid' AND l.code = ?", period, a.Key)
+			if got != a.AmountMinor {
+				t.Errorf("rule %s: report %d, SQL %d", a.Key, a.AmountMinor, got)
+			}
+		}
+		for _, m := range r.ByMethod {
+			byMethod += m.NetMinor()
+		}
+		if byType != r.PaidMinor || byRule != r.PaidMinor || byMethod != r.IncomeMinor {
+			t.Errorf("breakdowns: by type %d, by rule %d of %d; by method %d of %d", byType, byRule, r.PaidMinor, byMethod, r.IncomeMinor)
+		}
+		// Both types were paid for, and several rules applied (a fee, a
+		// discount, the administration fee).
+		amounts := map[string]int64{}
+		for _, a := range append(r.ByType, r.ByRule...) {
+			amounts[a.Key] = a.AmountMinor
+		}
+		if amounts["ADULT"] <= 0 || amounts["JUNIOR"] <= 0 || amounts["admin-fee"] != 3*250 || amounts["loyalty"] >= 0 {
+			t.Errorf("breakdown amounts %v", amounts)
+		}
+		if len(r.ByMethod) != 1 || r.ByMethod[0].Provider != payment.BankTransferProvider {
+			t.Errorf("methods %+v", r.ByMethod)
+		}
+		var typed int
+		for _, m := range r.MembersByType {
+			typed += m.Active + m.Pending
+		}
+		var aged int
+		for _, m := range r.MembersByAge {
+			aged += m.Active + m.Pending
+		}
+		if typed != r.ActiveMembers+r.PendingMembers || aged != typed || r.PendingMembers != 4 {
+			t.Errorf("members: by type %d, by age %d, active %d, pending %d", typed, aged, r.ActiveMembers, r.PendingMembers)
+		}
+		if _, err := report.Of(f.Svc).YearReport(f.Ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
+			t.Errorf("another organisation's period: %v", err)
+		}
+	})
+}
