@@ -98,7 +98,7 @@ func (*statementCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
 func BenchmarkCollectionRunSent(b *testing.B) {
 	db := dbtest.Postgres(b)
 	enginetest.SeedSeason(b, db, 10000)
-	svc, _ := directDebitClub(b, db)
+	svc, _ := enginetest.DirectDebitClub(b, db)
 	ctx := context.Background()
 	n := seedDirectDebits(b, db)
 	if _, err := db.ExecContext(ctx, "ANALYZE orders, payments, debit_mandates"); err != nil {
