@@ -96,7 +96,8 @@ func (*statementCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
 // and counts its statements per debit. Each run needs a season of its
 // own: run it with -benchtime 1x.
 func BenchmarkCollectionRunSent(b *testing.B) {
-	db := dbtest.Postgres(b)
+	counter := &statementCounter{}
+	db := dbtest.Postgres(b).WithQueryHook(counter)
 	enginetest.SeedSeason(b, db, 10000)
 	svc, _ := enginetest.DirectDebitClub(b, db)
 	ctx := context.Background()
@@ -105,8 +106,6 @@ func BenchmarkCollectionRunSent(b *testing.B) {
 		b.Fatal(err)
 	}
 	actor := engine.Actor{Name: "bench"}
-	counter := &statementCounter{}
-	db.AddQueryHook(counter)
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
