@@ -1,9 +1,9 @@
 package payment
 
+import "context"
+
 // SettleSlowly makes SettleBatch settle each confirmation on its own
-// (settleSlowly), as the settlement did before it was batched.
-func SettleSlowly(slowly bool) func() {
-	before := settleSlowly
-	settleSlowly = slowly
-	return func() { settleSlowly = before }
+// (settleSlowlyKey), as the settlement did before it was batched.
+func SettleSlowly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, settleSlowlyKey{}, true)
 }

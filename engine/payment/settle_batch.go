@@ -25,10 +25,10 @@ import (
 // completed for the whole batch at once by the same code settleLoaded
 // completes one with (complete).
 
-// settleSlowly makes SettleBatch settle every confirmation through
-// settleLoaded, one after the other: the settlement as it was before it
-// was batched, which the tests compare the batched one with.
-var settleSlowly bool
+// settleSlowlyKey in a context makes SettleBatch settle every confirmation
+// through settleLoaded, one after the other: the settlement as it was
+// before it was batched, which the tests compare the batched one with.
+type settleSlowlyKey struct{}
 
 // paidAttempt is a confirmation whose attempt succeeds, for complete.
 type paidAttempt struct {
@@ -112,7 +112,7 @@ func (s *Service) settleBatch(ctx context.Context, tx bun.Tx, provider engine.Pa
 		switch {
 		case named:
 			again = append(again, i)
-		case !settleSlowly && plainSuccess(provider, c, p, order, partly[order.ID]):
+		case ctx.Value(settleSlowlyKey{}) == nil && plainSuccess(provider, c, p, order, partly[order.ID]):
 			res := results[i]
 			res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 			if c.Accumulate {

@@ -220,8 +220,10 @@ func settlementFixture(t *testing.T, db *bun.DB, seed uint64) []settleGroup {
 // or one by one as before, and returns their results as text.
 func settleAll(t *testing.T, db *bun.DB, groups []settleGroup, batched bool) []string {
 	t.Helper()
-	defer payment.SettleSlowly(!batched)()
 	ctx := context.Background()
+	if !batched {
+		ctx = payment.SettleSlowly(ctx)
+	}
 	svc := engine.NewService(db, namedProvider("fake"))
 	var out []string
 	for _, g := range groups {
