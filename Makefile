@@ -254,7 +254,8 @@ bench-staff:
 ## (PORTAL_TEST_DATABASE_URL): ~1,700 debits of 10,000 registrations; see docs/BENCHMARKS.md
 .PHONY: bench-debits
 bench-debits:
-	$(GO) test ./engine/directdebit -run '^$$' -bench 'BenchmarkCollectionRun' -benchtime 3x -count 1
+	$(GO) test ./engine/directdebit -run '^$$' -bench 'BenchmarkCollectionRun$$' -benchtime 3x -count 1
+	$(GO) test ./engine/directdebit -run '^$$' -bench 'BenchmarkCollectionRunSent' -benchtime 1x -count 1
 
 ## bench-federation: a federation's season (issue 42) on a fresh PostgreSQL database (PORTAL_BENCH_DATABASE_URL's
 ## server, default the local one): portal seed federation, then the nightly jobs, the season opening, the staff pages,

@@ -196,44 +196,87 @@ type WebhookOrg struct {
 // one that commits is announced even if the endpoint is down now. With no
 // such endpoint nothing is written.
 func EmitEvent(ctx context.Context, tx bun.IDB, orgID int64, eventType string, data any, now time.Time) error {
-	var endpoints []WebhookEndpoint
-	if err := tx.NewSelect().Model(&endpoints).Where("organisation_id = ? AND active", orgID).Order("id").Scan(ctx); err != nil {
-		return fmt.Errorf("emit %s: %w", eventType, err)
-	}
-	endpoints = slices.DeleteFunc(endpoints, func(e WebhookEndpoint) bool { return !slices.Contains(e.Events(), eventType) })
-	if len(endpoints) == 0 {
+	return EmitEvents(ctx, tx, []Emission{{OrganisationID: orgID, Type: eventType, Data: data}}, now)
+}
+
+// Emission is one event for EmitEvents: its organisation, type and data.
+type Emission struct {
+	OrganisationID int64
+	Type           string
+	Data           any
+}
+
+// EmitEvents writes events as EmitEvent writes each, in order, reading the
+// endpoints of their organisations with one query: a batched settlement
+// (engine/payment/settle_batch.go) announces a batch of payments at once.
+func EmitEvents(ctx context.Context, tx bun.IDB, events []Emission, now time.Time) error {
+	if len(events) == 0 {
 		return nil
 	}
-	org, err := LoadOrganisation(ctx, tx, orgID)
+	orgIDs := make([]int64, 0, 1)
+	for _, e := range events {
+		if !slices.Contains(orgIDs, e.OrganisationID) {
+			orgIDs = append(orgIDs, e.OrganisationID)
+		}
+	}
+	var all []WebhookEndpoint
+	if err := tx.NewSelect().Model(&all).Where("organisation_id IN (?) AND active", bun.List(orgIDs)).Order("id").Scan(ctx); err != nil {
+		return fmt.Errorf("emit %s: %w", events[0].Type, err)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	orgs := map[int64]*Organisation{}
+	for _, e := range events {
+		endpoints := slices.DeleteFunc(slices.Clone(all), func(ep WebhookEndpoint) bool {
+			return ep.OrganisationID != e.OrganisationID || !slices.Contains(ep.Events(), e.Type)
+		})
+		if len(endpoints) == 0 {
+			continue
+		}
+		org, ok := orgs[e.OrganisationID]
+		if !ok {
+			var err error
+			if org, err = LoadOrganisation(ctx, tx, e.OrganisationID); err != nil {
+				return err
+			}
+			orgs[e.OrganisationID] = org
+		}
+		if err := writeEvent(ctx, tx, org, endpoints, e, now); err != nil {
+			return fmt.Errorf("emit %s: %w", e.Type, err)
+		}
+	}
+	return nil
+}
+
+// writeEvent stores one event of org with a delivery and its job per endpoint.
+func writeEvent(ctx context.Context, tx bun.IDB, org *Organisation, endpoints []WebhookEndpoint, e Emission, now time.Time) error {
+	raw, err := json.Marshal(e.Data)
 	if err != nil {
 		return err
-	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("emit %s: %w", eventType, err)
 	}
 	id := make([]byte, 16)
 	rand.Read(id)
 	now = now.UTC().Truncate(time.Millisecond)
-	env := WebhookEnvelope{ID: "evt_" + hex.EncodeToString(id), Type: eventType, CreatedAt: now,
+	env := WebhookEnvelope{ID: "evt_" + hex.EncodeToString(id), Type: e.Type, CreatedAt: now,
 		Organisation: WebhookOrg{ID: org.ID, Slug: org.Slug}, Data: raw}
 	body, err := json.Marshal(env)
 	if err != nil {
-		return fmt.Errorf("emit %s: %w", eventType, err)
+		return err
 	}
-	ev := &WebhookEvent{PublicID: env.ID, OrganisationID: orgID, Type: eventType, Body: string(body), CreatedAt: now}
+	ev := &WebhookEvent{PublicID: env.ID, OrganisationID: org.ID, Type: e.Type, Body: string(body), CreatedAt: now}
 	if _, err := tx.NewInsert().Model(ev).Exec(ctx); err != nil {
-		return fmt.Errorf("emit %s: %w", eventType, err)
+		return err
 	}
 	for _, ep := range endpoints {
 		d := &WebhookDeliveryRow{EventID: ev.ID, EndpointID: ep.ID, JobKey: "webhook:" + env.ID + ":" + strconv.FormatInt(ep.ID, 10),
 			Status: DeliveryPending, CreatedAt: now}
 		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
-			return fmt.Errorf("emit %s: %w", eventType, err)
+			return err
 		}
 		if _, err := jobs.Enqueue(ctx, tx, now, jobs.Spec{Kind: KindWebhookDelivery, DedupKey: d.JobKey,
 			Payload: WebhookJob{Delivery: d.ID}, MaxAttempts: WebhookMaxAttempts}); err != nil {
-			return fmt.Errorf("emit %s: %w", eventType, err)
+			return err
 		}
 	}
 	return nil
@@ -274,8 +317,13 @@ type PaymentEventData struct {
 
 // EmitPaymentEvent announces a payment attempt's success or refund.
 func EmitPaymentEvent(ctx context.Context, tx bun.IDB, eventType string, p *Payment, order *Order, refundID string, now time.Time) error {
-	return EmitEvent(ctx, tx, order.OrganisationID, eventType, PaymentEventData{Reference: p.Reference, OrderID: order.ID,
-		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}, now)
+	return EmitEvents(ctx, tx, []Emission{PaymentEmission(eventType, p, order, refundID)}, now)
+}
+
+// PaymentEmission is EmitPaymentEvent's event, for EmitEvents.
+func PaymentEmission(eventType string, p *Payment, order *Order, refundID string) Emission {
+	return Emission{OrganisationID: order.OrganisationID, Type: eventType, Data: PaymentEventData{Reference: p.Reference, OrderID: order.ID,
+		RegistrationID: order.ProcessInstanceID, Provider: p.Provider, AmountMinor: p.AmountMinor, Currency: p.Currency, RefundID: refundID}}
 }
 
 // EmitPaymentFailed announces an attempt that closed without the money:

@@ -64,10 +64,12 @@ type StatementImport struct {
 // against the open bank-transfer payments (banking.Match) and captures the
 // ones it can tell: an exact reference and amount, a unique amount without
 // a usable reference, and (recorded as problems, never completing) a
-// reference with a partial or excess amount or another currency. Every
-// capture is its own transaction and stores the bank's id of the credit,
-// so a credit already captured by an earlier import is left out and
-// re-running an import captures nothing twice. Unknown credits, and
+// reference with a partial or excess amount or another currency. The
+// captures settle in batches (payment.CapturePayments), and a capture is
+// never lost with another's: a batch that fails is captured again one by
+// one, each in its own transaction. Each stores the bank's id of the
+// credit, so a credit already captured by an earlier import is left out
+// and re-running an import captures nothing twice. Unknown credits, and
 // second payments for a payment already paid, are kept (once, by the
 // bank's id) as unmatched credits for a treasurer (ResolveCredit); a
 // credit listed twice in the file is only listed. Returned direct debits
@@ -158,6 +160,10 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 	}
 	var toKeep []keptLine
 	keptAt := map[int]*BankCredit{} // rep.Lines' index of each credit to keep
+	var (
+		captures   []payment.Capture
+		capturedAt []int // rep.Lines' index of each capture
+	)
 	for _, pr := range proposals {
 		line := StatementLine{Credit: pr.Credit, Outcome: pr.Outcome, Reason: pr.Reason}
 		if pr.Expected != nil {
@@ -203,21 +209,28 @@ func (s *Service) ImportStatement(ctx context.Context, st banking.Statement, opt
 		if booked.IsZero() {
 			booked = pr.Credit.ValueDate
 		}
-		res, err := payment.Of(s.Service).CapturePayment(ctx, payment.Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
+		capturedAt = append(capturedAt, len(rep.Lines))
+		captures = append(captures, payment.Capture{Reference: string(pr.Expected.Reference), AmountMinor: pr.Credit.AmountMinor,
 			Currency: pr.Credit.Currency, BookedOn: booked, Note: note,
 			EventID: CreditEventID(opt.Organisation, string(opt.Account), creditIdentity(pr.Credit)),
 			Actor:   opt.Actor, OrganisationID: opt.Organisation})
-		if err != nil {
-			line.Err = err
-			s.Log.ErrorContext(ctx, "statement credit could not be captured", "credit", pr.Credit.ID, "err", err)
-		} else {
-			// A credit on a payment that already has a problem is recorded too
-			// (its event is stored), though it changes nothing more.
-			line.Captured = !res.Replayed || res.Mismatch
-			line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == engine.OutcomeSuccess
-			line.SecondCredit = res.SecondCredit
-		}
 		rep.Lines = append(rep.Lines, line)
+	}
+	// Captured after the loop, a batch per transaction; a capture that
+	// fails fails alone (payment.CapturePayments).
+	results, errs := payment.Of(s.Service).CapturePayments(ctx, captures)
+	for j, i := range capturedAt {
+		line, res := &rep.Lines[i], results[j]
+		if err := errs[j]; err != nil {
+			line.Err = err
+			s.Log.ErrorContext(ctx, "statement credit could not be captured", "credit", line.Credit.ID, "err", err)
+			continue
+		}
+		// A credit on a payment that already has a problem is recorded too
+		// (its event is stored), though it changes nothing more.
+		line.Captured = !res.Replayed || res.Mismatch
+		line.Completed = !res.Replayed && !res.Mismatch && !res.Stale && res.Outcome == engine.OutcomeSuccess
+		line.SecondCredit = res.SecondCredit
 	}
 	if len(keptAt) > 0 {
 		for i := range rep.Lines {

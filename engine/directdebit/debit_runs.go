@@ -758,7 +758,8 @@ func (s *Service) settleSentDebits(ctx context.Context, run *payment.DebitRun, o
 // settleDebitBatch settles the debits ids of a sent run in tx: those still
 // in the run are marked collected and their mandates used with one
 // statement each for the batch, their payments' references read at once,
-// then each is settled (settleSentDebit).
+// the amendments their files stated cleared, then their attempts settled
+// as paid together (payment.SettleBatch).
 func (s *Service) settleDebitBatch(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *payment.DebitRun, ids []int64, sentAt time.Time, out *SentDebitRun) error {
 	var collected []int64
 	if err := tx.NewUpdate().Model((*payment.Debit)(nil)).Set("status = ?", payment.DebitCollected).
@@ -791,50 +792,55 @@ func (s *Service) settleDebitBatch(ctx context.Context, tx bun.Tx, provider engi
 	for _, r := range refs {
 		refOf[r.ID] = r.Reference
 	}
-	for _, d := range debits {
+	confs := make([]engine.PaymentConfirmation, len(debits))
+	results := make([]*payment.PaymentResult, len(debits))
+	for i, d := range debits {
 		ref, ok := refOf[d.PaymentID]
 		if !ok {
 			return fmt.Errorf("load payment %d: %w", d.PaymentID, sql.ErrNoRows)
 		}
-		if err := s.settleSentDebit(ctx, tx, provider, run, d, ref, out); err != nil {
+		if err := stateAmendment(ctx, tx, run, d); err != nil {
 			return err
+		}
+		confs[i] = engine.PaymentConfirmation{Reference: ref, Outcome: engine.OutcomeSuccess,
+			AmountMinor: d.AmountMinor, Currency: d.Currency, EventID: fmt.Sprintf("debit:%d:%s", run.OrganisationID, d.EndToEndID),
+			EventType: debitCollectedEvent, TransactionID: d.EndToEndID, Note: "collected in run " + run.MessageID}
+		results[i] = &payment.PaymentResult{Reference: ref}
+	}
+	// Their attempts settled as paid, the batch at once (payment.SettleBatch).
+	if _, err := payment.Of(s.Service).SettleBatch(ctx, tx, provider, confs, results); err != nil {
+		return fmt.Errorf("settle the debits of run %s: %w", run.MessageID, err)
+	}
+	for i, result := range results {
+		switch {
+		case result.Mismatch:
+			out.Problems = append(out.Problems, fmt.Sprintf("%s: the amount does not match the payment", debits[i].EndToEndID))
+		case result.Replayed:
+			out.Replayed++
+		default:
+			out.Settled++
 		}
 	}
 	return nil
 }
 
-// settleSentDebit is one debit of settleDebitBatch, collected already:
-// the amendment its file stated cleared, its attempt (reference ref)
-// settled as paid.
-func (s *Service) settleSentDebit(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, run *payment.DebitRun, d payment.Debit, ref string, out *SentDebitRun) error {
-	if d.Amended {
-		// The file stated the amendment; one made after the file was
-		// written is still to state in the next (compared here: SQLite
-		// keeps times as text).
-		var amendedAt *time.Time
-		if err := tx.NewSelect().Model((*DebitMandate)(nil)).Column("amended_at").Where("id = ?", d.MandateID).Scan(ctx, &amendedAt); err != nil {
-			return fmt.Errorf("load mandate: %w", err)
-		}
-		if amendedAt == nil || !amendedAt.After(run.CreatedAt) {
-			if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("previous_iban = ''").Set("previous_bic = ''").
-				Where("id = ?", d.MandateID).Exec(ctx); err != nil {
-				return fmt.Errorf("mark the amendment stated: %w", err)
-			}
-		}
+// stateAmendment clears the amendment a debit's file stated (d.Amended)
+// from its mandate, unless one was made after the file was written: that
+// one is still to state in the next.
+func stateAmendment(ctx context.Context, tx bun.Tx, run *payment.DebitRun, d payment.Debit) error {
+	if !d.Amended {
+		return nil
 	}
-	result := &payment.PaymentResult{Reference: ref}
-	if _, err := payment.Of(s.Service).SettleIn(ctx, tx, provider, engine.PaymentConfirmation{Reference: ref, Outcome: engine.OutcomeSuccess,
-		AmountMinor: d.AmountMinor, Currency: d.Currency, EventID: fmt.Sprintf("debit:%d:%s", run.OrganisationID, d.EndToEndID),
-		EventType: debitCollectedEvent, TransactionID: d.EndToEndID, Note: "collected in run " + run.MessageID}, result); err != nil {
-		return fmt.Errorf("settle debit %s: %w", d.EndToEndID, err)
+	// Compared here: SQLite keeps times as text.
+	var amendedAt *time.Time
+	if err := tx.NewSelect().Model((*DebitMandate)(nil)).Column("amended_at").Where("id = ?", d.MandateID).Scan(ctx, &amendedAt); err != nil {
+		return fmt.Errorf("load mandate: %w", err)
 	}
-	switch {
-	case result.Mismatch:
-		out.Problems = append(out.Problems, fmt.Sprintf("%s: the amount does not match the payment", d.EndToEndID))
-	case result.Replayed:
-		out.Replayed++
-	default:
-		out.Settled++
+	if amendedAt == nil || !amendedAt.After(run.CreatedAt) {
+		if _, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("previous_iban = ''").Set("previous_bic = ''").
+			Where("id = ?", d.MandateID).Exec(ctx); err != nil {
+			return fmt.Errorf("mark the amendment stated: %w", err)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package directdebit_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,5 +79,47 @@ func BenchmarkCollectionRun(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(n), "debits/run")
+}
+
+// statementCounter counts the statements a database runs.
+type statementCounter struct{ n atomic.Int64 }
+
+func (c *statementCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (*statementCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
+
+// BenchmarkCollectionRunSent times MarkDebitRunSent settling the run of
+// BenchmarkCollectionRun's debits (about 1,700) as paid, on PostgreSQL,
+// and counts its statements per debit. Each run needs a season of its
+// own: run it with -benchtime 1x.
+func BenchmarkCollectionRunSent(b *testing.B) {
+	counter := &statementCounter{}
+	db := dbtest.Postgres(b).WithQueryHook(counter)
+	enginetest.SeedSeason(b, db, 10000)
+	svc, _ := enginetest.DirectDebitClub(b, db)
+	ctx := context.Background()
+	n := seedDirectDebits(b, db)
+	if _, err := db.ExecContext(ctx, "ANALYZE orders, payments, debit_mandates"); err != nil {
+		b.Fatal(err)
+	}
+	actor := engine.Actor{Name: "bench"}
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		run, err := directdebit.Of(svc).CollectDebits(ctx, directdebit.CollectRequest{OrganisationID: 1, Actor: actor})
+		if err != nil || run.DebitCount != n {
+			b.Fatalf("run of %d debits (%v), want %d (run with -benchtime 1x)", run.DebitCount, err, n)
+		}
+		counter.n.Store(0)
+		b.StartTimer()
+		sent, err := directdebit.Of(svc).MarkDebitRunSent(ctx, actor, 1, run.ID)
+		if err != nil || sent.Settled != n {
+			b.Fatalf("settled %d of %d (%v)", sent.Settled, n, err)
+		}
+	}
+	b.ReportMetric(float64(counter.n.Load())/float64(n), "statements/debit")
 	b.ReportMetric(float64(n), "debits/run")
 }

@@ -94,14 +94,50 @@ type Spec struct {
 // announces. It reports whether a job was written: false when one with the
 // same dedup key exists already.
 func Enqueue(ctx context.Context, db bun.IDB, now time.Time, s Spec) (bool, error) {
+	j, err := newJob(now, s)
+	if err != nil {
+		return false, err
+	}
+	res, err := db.NewInsert().Model(j).On("CONFLICT (dedup_key) DO NOTHING").Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("enqueue %s: %w", s.Kind, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("enqueue %s: %w", s.Kind, err)
+	}
+	return n == 1, nil
+}
+
+// EnqueueAll writes jobs as Enqueue writes each, with one statement: a job
+// whose dedup key exists already (or comes earlier in specs) is left out.
+func EnqueueAll(ctx context.Context, db bun.IDB, now time.Time, specs []Spec) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	js := make([]*Job, len(specs))
+	for i, s := range specs {
+		var err error
+		if js[i], err = newJob(now, s); err != nil {
+			return err
+		}
+	}
+	if _, err := db.NewInsert().Model(&js).On("CONFLICT (dedup_key) DO NOTHING").Returning("NULL").Exec(ctx); err != nil {
+		return fmt.Errorf("enqueue %s: %w", specs[0].Kind, err)
+	}
+	return nil
+}
+
+// newJob is the row Enqueue writes for s.
+func newJob(now time.Time, s Spec) (*Job, error) {
 	if s.Kind == "" {
-		return false, errors.New("enqueue: job kind is empty")
+		return nil, errors.New("enqueue: job kind is empty")
 	}
 	payload := []byte("{}")
 	if s.Payload != nil {
 		var err error
 		if payload, err = json.Marshal(s.Payload); err != nil {
-			return false, fmt.Errorf("enqueue %s: payload: %w", s.Kind, err)
+			return nil, fmt.Errorf("enqueue %s: payload: %w", s.Kind, err)
 		}
 	}
 	now = now.UTC()
@@ -116,15 +152,7 @@ func Enqueue(ctx context.Context, db bun.IDB, now time.Time, s Spec) (bool, erro
 	if s.RunAt.IsZero() {
 		j.RunAt = now
 	}
-	res, err := db.NewInsert().Model(j).On("CONFLICT (dedup_key) DO NOTHING").Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("enqueue %s: %w", s.Kind, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("enqueue %s: %w", s.Kind, err)
-	}
-	return n == 1, nil
+	return j, nil
 }
 
 // claim leases up to limit due jobs of the given kinds to owner until

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,6 +82,31 @@ const BankCaptureEvent = "bank_transfer.capture"
 // recorded on the payment as its problem and never completes anything;
 // staff settle it with the member.
 func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResult, err error) {
+	pc, err := s.prepareCapture(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.settle(ctx, pc.provider, pc.conf)
+	if err != nil {
+		return nil, err
+	}
+	return s.captureResult(ctx, pc, res), nil
+}
+
+// preparedCapture is a capture with its attempt and the confirmation that
+// settles it.
+type preparedCapture struct {
+	c        Capture
+	p        *engine.Payment
+	orgID    int64
+	rf       banking.Reference
+	currency string
+	conf     engine.PaymentConfirmation
+	provider engine.PaymentProvider
+}
+
+// prepareCapture finds a capture's attempt and makes its confirmation.
+func (s *Service) prepareCapture(ctx context.Context, c Capture) (*preparedCapture, error) {
 	if c.AmountMinor <= 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "the amount captured must be more than zero")
 	}
@@ -88,7 +114,8 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 	if err != nil {
 		return nil, err
 	}
-	if c.OrganisationID != 0 && s.OrgOfOrder(ctx, p.OrderID) != c.OrganisationID {
+	orgID := s.OrgOfOrder(ctx, p.OrderID)
+	if c.OrganisationID != 0 && orgID != c.OrganisationID {
 		return nil, engine.Errorf(engine.CodeNotFound, "payment not found")
 	}
 	currency := strings.ToUpper(strings.TrimSpace(c.Currency))
@@ -99,7 +126,6 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		return nil, engine.Errorf(engine.CodeInvalid, "currency %q: want a three-letter ISO 4217 code such as EUR", c.Currency)
 	}
 	rf := banking.Reference(*p.ProviderID)
-	orgID := s.OrgOfOrder(ctx, p.OrderID)
 	booked := c.BookedOn
 	if booked.IsZero() {
 		// Today is the club's day where it is: a capture at 00:30 in
@@ -127,10 +153,12 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		// the money still arrived and counts.
 		provider = manualTransfers{}
 	}
-	res, err := s.settle(ctx, provider, conf)
-	if err != nil {
-		return nil, err
-	}
+	return &preparedCapture{c: c, p: p, orgID: orgID, rf: rf, currency: currency, conf: conf, provider: provider}, nil
+}
+
+// captureResult is what a settled capture did.
+func (s *Service) captureResult(ctx context.Context, pc *preparedCapture, res *PaymentResult) *CaptureResult {
+	c, p, rf, currency := pc.c, pc.p, pc.rf, pc.currency
 	out := &CaptureResult{PaymentResult: *res, RF: rf, ExpectedMinor: p.AmountMinor, Currency: p.Currency}
 	if res.SecondCredit {
 		// The order was paid already: nothing to add up, the money is
@@ -139,14 +167,14 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 			s.Log.WarnContext(ctx, "a second bank credit for an order already paid; it is owed back to the member",
 				"rf", string(rf), "credit", res.CreditReference, "amount", engine.FormatMoney(c.AmountMinor, currency))
 		}
-		return out, nil
+		return out
 	}
 	if res.Replayed && !res.Mismatch && p.Status == engine.PaymentSucceeded && p.Problem == "" {
 		// The same capture again after the payment was completed (the
 		// completing form sent twice): it changed nothing, and the state it
 		// finds is paid, not the part this capture brought.
 		out.CapturedMinor = p.AmountMinor
-		return out, nil
+		return out
 	}
 	if out.CapturedMinor == 0 { // not added up (another currency, a payment settled before)
 		out.CapturedMinor = c.AmountMinor
@@ -163,7 +191,99 @@ func (s *Service) CapturePayment(ctx context.Context, c Capture) (_ *CaptureResu
 		s.Log.WarnContext(ctx, "bank transfer captured with a problem; the registration is not completed",
 			"rf", string(rf), "problem", out.Problem, "paid", engine.FormatMoney(out.CapturedMinor, currency), "expected", engine.FormatMoney(p.AmountMinor, p.Currency))
 	}
-	return out, nil
+	return out
+}
+
+// captureBatch is how many captures CapturePayments settles in one
+// transaction.
+const captureBatch = 100
+
+// CapturePayments captures as CapturePayment captures each, in order, and
+// returns each one's result or error: the statement import's captures.
+// The captures of one organisation settle a batch per transaction
+// (SettleBatch); a capture is never lost with another's: a batch that
+// fails is captured again one by one, each in its own transaction as
+// CapturePayment does, so that only the failing capture fails. A capture
+// naming an order an earlier one of the call names is captured on its own
+// after the batches, having read what the earlier one changed.
+func (s *Service) CapturePayments(ctx context.Context, cs []Capture) ([]*CaptureResult, []error) {
+	results, errs := make([]*CaptureResult, len(cs)), make([]error, len(cs))
+	if engine.InAudit(ctx) {
+		// A pending audit entry or step belongs to one transaction.
+		for i, c := range cs {
+			results[i], errs[i] = s.CapturePayment(ctx, c)
+		}
+		return results, errs
+	}
+	prepared := make([]*preparedCapture, len(cs))
+	var (
+		alone   []int
+		batches [][]int
+		orders  = map[int64]bool{}
+	)
+	for i, c := range cs {
+		pc, err := s.prepareCapture(ctx, c)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if orders[pc.p.OrderID] {
+			alone = append(alone, i)
+			continue
+		}
+		orders[pc.p.OrderID] = true
+		prepared[i] = pc
+		if n := len(batches); n > 0 && len(batches[n-1]) < captureBatch && prepared[batches[n-1][0]].orgID == pc.orgID {
+			batches[n-1] = append(batches[n-1], i)
+		} else {
+			batches = append(batches, []int{i})
+		}
+	}
+	for _, batch := range batches {
+		settled, err := s.settleCaptures(ctx, prepared, batch)
+		if err != nil {
+			s.Log.WarnContext(ctx, "a batch of captures failed; capturing them one by one", "captures", len(batch), "err", err)
+			alone = append(alone, batch...)
+			continue
+		}
+		for j, i := range batch {
+			results[i] = s.captureResult(ctx, prepared[i], settled[j])
+		}
+	}
+	slices.Sort(alone)
+	for _, i := range alone {
+		results[i], errs[i] = s.CapturePayment(ctx, cs[i])
+	}
+	return results, errs
+}
+
+// settleCaptures settles the prepared captures batch (of one organisation)
+// in one transaction, and closes their superseded checkouts once it
+// commits, as settle does for one.
+func (s *Service) settleCaptures(ctx context.Context, prepared []*preparedCapture, batch []int) ([]*PaymentResult, error) {
+	provider := prepared[batch[0]].provider
+	confs, results := make([]engine.PaymentConfirmation, len(batch)), make([]*PaymentResult, len(batch))
+	var closeAtProvider []engine.Payment
+	err := engine.InTx(ctx, s.DB(), func(ctx context.Context, tx bun.Tx) (err error) {
+		for j, i := range batch {
+			confs[j], results[j] = prepared[i].conf, &PaymentResult{Reference: prepared[i].conf.Reference} // a retried transaction starts over
+		}
+		closeAtProvider, err = s.SettleBatch(ctx, tx, provider, confs, results)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(closeAtProvider) > 0 {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterSettleTimeout)
+		defer cancel()
+		for _, o := range closeAtProvider {
+			if err := provider.Expire(ctx, o); err != nil {
+				s.Log.WarnContext(ctx, "a superseded checkout could not be closed at the provider", "reference", o.Reference, "err", err)
+			}
+		}
+	}
+	return results, nil
 }
 
 // OrgOfOrder is an order's organisation (0 when it cannot be read: the

@@ -1,12 +1,9 @@
 package payment
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -259,34 +256,20 @@ func (s *Service) settle(ctx context.Context, provider engine.PaymentProvider, c
 }
 
 // SettleIn is settle's change in the caller's transaction tx, filling
-// res: a collection run settles all its debits in one (engine/directdebit/debit_runs.go).
-// It returns the superseded attempts the caller closes at the provider
-// once tx commits.
+// res: SettleBatch of one confirmation. It returns the superseded attempts
+// the caller closes at the provider once tx commits.
 func (s *Service) SettleIn(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, c engine.PaymentConfirmation, res *PaymentResult) ([]engine.Payment, error) {
-	res.audit = nil
-	closeAtProvider, err := s.settleIn(ctx, tx, provider, c, res)
-	if err != nil {
-		return nil, err
-	}
-	if res.audit != nil && c.Actor != nil {
-		// Written after the change, so that the entry says what the
-		// order and the payment became ("Unpaid → Paid").
-		if err := s.auditConfirmation(ctx, tx, *c.Actor, res.audit); err != nil {
-			return nil, err
-		}
-	}
-	return closeAtProvider, nil
+	return s.SettleBatch(ctx, tx, provider, []engine.PaymentConfirmation{c}, []*PaymentResult{res})
 }
 
-func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, c engine.PaymentConfirmation, res *PaymentResult) ([]engine.Payment, error) {
-	p, order, err := LockPayment(ctx, tx, c.Reference)
-	if err != nil {
+// settleLoaded is the settlement of one confirmation c whose attempt p and
+// order the caller loaded under their instance's lock (SettleBatch): every
+// rule of settle, for every outcome. SettleBatch settles a plain success
+// (plainSuccess) of a batch without it, with one statement per kind; its
+// completion (complete) is the same for both.
+func (s *Service) settleLoaded(ctx context.Context, tx bun.Tx, provider engine.PaymentProvider, c engine.PaymentConfirmation, p *engine.Payment, order *engine.Order, res *PaymentResult) ([]engine.Payment, error) {
+	if err := checkAccount(provider, p); err != nil {
 		return nil, err
-	}
-	if p.Provider != provider.Name() || p.Account != "" && accountOf(provider) != "" && p.Account != accountOf(provider) {
-		// Another provider's, or another account's: a confirmation of
-		// one account never settles an attempt made with another.
-		return nil, &engine.Error{Code: engine.CodeNotFound, Message: "payment not found", Err: errOtherAccount}
 	}
 	res.Order, res.ProcessID, res.PeriodID, res.UserKey = order, order.ProcessInstanceID, order.PeriodID, order.UserKey
 	now := s.Clock()
@@ -299,25 +282,9 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider engine.Payme
 			return nil, err
 		}
 	}
-	ev := &engine.PaymentEvent{Provider: provider.Name(), EventType: c.EventType, Reference: p.Reference, Outcome: c.Outcome, Note: c.Note, CreatedAt: now}
-	if ev.EventType == "" {
-		ev.EventType = "retrieval"
-	}
-	if c.EventID != "" {
-		ev.EventID = &c.EventID
-	}
+	ev, problem := confirmationEvent(provider, c, p, now)
 	paid := c.Outcome == engine.OutcomeSuccess || c.Outcome == engine.OutcomePending
-	if paid {
-		amount, currency := cmp.Or(c.OwnAmountMinor, c.AmountMinor), strings.ToUpper(c.Currency)
-		ev.AmountMinor, ev.Currency = &amount, &currency
-	}
-	mismatch := paid && (c.AmountMinor != p.AmountMinor || !strings.EqualFold(c.Currency, p.Currency))
-	problem := ""
-	if mismatch {
-		problem = fmt.Sprintf("amount mismatch: the provider reports %s, the attempt is for %s",
-			engine.FormatMoney(c.AmountMinor, strings.ToUpper(c.Currency)), engine.FormatMoney(p.AmountMinor, p.Currency))
-		ev.Note = strings.TrimPrefix(ev.Note+"; "+problem, "; ")
-	}
+	mismatch := paid && amountMismatch(c, p)
 	inserted, err := RecordPaymentEvent(ctx, tx, ev)
 	if err != nil {
 		return nil, err
@@ -398,28 +365,7 @@ func (s *Service) settleIn(ctx context.Context, tx bun.Tx, provider engine.Payme
 	}
 	// The provider took the money, even for an attempt we had closed
 	// (the member cancelled, a reset, an expiry): it counts.
-	if err := SettlePayment(ctx, tx, p, engine.PaymentSucceeded, c, now); err != nil {
-		return nil, err
-	}
-	if err := engine.EmitPaymentEvent(ctx, tx, engine.EventPaymentSucceeded, p, order, "", now); err != nil {
-		return nil, err
-	}
-	res.Outcome = engine.OutcomeSuccess
-	if order.Status != engine.OrderUnpaid {
-		// Paid by another attempt already (two tabs), or cancelled by a reset.
-		res.Stale = true
-		return nil, s.owe(ctx, tx, p, order, now)
-	}
-	others, err := otherPendingPayments(ctx, tx, order.ID, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range others {
-		if _, err := cancelPayment(ctx, tx, o.ID, now); err != nil {
-			return nil, err
-		}
-	}
-	return others, s.activate(ctx, tx, order, now)
+	return s.complete(ctx, tx, []paidAttempt{{c: c, p: p, order: order, res: res}}, now)
 }
 
 // afterSettleTimeout bounds the provider calls that follow a settlement.
@@ -447,64 +393,6 @@ func LockPayment(ctx context.Context, tx bun.Tx, reference string) (*engine.Paym
 		return nil, nil, err
 	}
 	return p, order, nil
-}
-
-// activate marks a paid order's registration complete and queues the confirmation.
-func (s *Service) activate(ctx context.Context, tx bun.Tx, order *engine.Order, now time.Time) error {
-	if err := store.MarkOrderPaid(ctx, tx, order.ID, now); err != nil {
-		return err
-	}
-	order.Status, order.PaidAt = engine.OrderPaid, &now
-	activated, err := store.ActivatePendingMemberships(ctx, tx, order.ProcessInstanceID, now)
-	if err != nil {
-		return err
-	}
-	if len(activated) > 0 {
-		data := engine.MembershipEventData{RegistrationID: order.ProcessInstanceID, OrderID: order.ID, PeriodID: order.PeriodID,
-			UserKey: order.UserKey, Memberships: make([]engine.ActivatedMembership, len(activated))}
-		for i, m := range activated {
-			data.Memberships[i] = engine.ActivatedMembership{MembershipID: m.ID, PersonID: m.PersonID, MembershipTypeID: m.MembershipTypeID,
-				MemberType: m.MemberType, ActivatedAt: now.UTC().Truncate(time.Millisecond)}
-		}
-		if err := engine.EmitEvent(ctx, tx, order.OrganisationID, engine.EventMembershipActivated, data, now); err != nil {
-			return err
-		}
-	}
-	if err := store.CompleteInstance(ctx, tx, order.ProcessInstanceID, now); err != nil {
-		return err
-	}
-	persons, err := store.ActiveMembersOf(ctx, tx, order.ProcessInstanceID)
-	if err != nil {
-		return err
-	}
-	names := make([]string, len(persons))
-	recipient := ""
-	for i, p := range persons {
-		names[i] = p.FirstName + " " + p.LastName
-		if recipient == "" && p.Email != "" {
-			recipient = p.Email
-		}
-	}
-	payload, err := json.Marshal(map[string]any{
-		"orderId": order.ID, "userKey": order.UserKey, "periodId": order.PeriodID,
-		"persons": names, "total": engine.FormatMoney(order.TotalMinor, order.Currency),
-	})
-	if err != nil {
-		return fmt.Errorf("confirmation payload: %w", err)
-	}
-	// One confirmation per time the order is paid: after a returned
-	// direct debit took the payment back, paying again confirms again.
-	dedup := fmt.Sprintf("%s:order:%d", KindConfirmation, order.ID)
-	returned, err := tx.NewSelect().Model((*Debit)(nil)).Where("order_id = ? AND status = ?", order.ID, DebitReturned).Count(ctx)
-	if err != nil {
-		return fmt.Errorf("count returned debits: %w", err)
-	}
-	if returned > 0 {
-		dedup += fmt.Sprintf(":after-return:%d", returned)
-	}
-	msg := &engine.OutboxMessage{Kind: KindConfirmation, DedupKey: dedup,
-		Recipient: recipient, Payload: string(payload), CreatedAt: now}
-	return store.QueueMessage(ctx, tx, msg)
 }
 
 // confirmationAudit is a payment confirmed by staff (a bank transfer

@@ -193,15 +193,6 @@ func PendingPaymentsOfInstance(ctx context.Context, db bun.IDB, instanceID int64
 	return ps, nil
 }
 
-// otherPendingPayments lists an order's pending attempts other than one.
-func otherPendingPayments(ctx context.Context, db bun.IDB, orderID, exceptID int64) ([]engine.Payment, error) {
-	var ps []engine.Payment
-	if err := db.NewSelect().Model(&ps).Where("order_id = ? AND status = ? AND id <> ?", orderID, engine.PaymentPending, exceptID).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("load pending payment attempts: %w", err)
-	}
-	return ps, nil
-}
-
 // cancelPayment closes a pending attempt; false when it was no longer pending.
 func cancelPayment(ctx context.Context, db bun.IDB, paymentID int64, now time.Time) (bool, error) {
 	r, err := db.NewUpdate().Model((*engine.Payment)(nil)).Set("status = ?", engine.PaymentCancelled).Set("updated_at = ?", now).
