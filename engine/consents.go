@@ -14,7 +14,7 @@ import (
 
 // Consent records (issue 30): what a member consented to, provably. A
 // consent step of a definition is an accept step (ITC) or a step marked
-// `consent: <kind>` (engine/definition/definitions.go); when a registration commits, every
+// `consent: <kind>` (engine/definition/definition.go); when a registration commits, every
 // consent given on its path ("1") is recorded with the exact text the
 // member was shown, in their language, stored once per version
 // (consent_texts: a changed text is a new row, so the records given under

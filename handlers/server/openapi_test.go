@@ -479,11 +479,11 @@ func checkAdminResponses(t *testing.T, ck *handlertest.APIChecker, env *handlert
 	handlertest.WantStatus(t, ck.Do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}, bearer(read)...), http.StatusForbidden)
 	handlertest.WantStatus(t, ck.Do(anon, http.MethodPost, unlink, map[string]any{"links": []any{}}), http.StatusUnauthorized)
 
-	handlertest.CheckInvitationResponses(t, ck, anon, write, read, crossSite)     // api_admin_invitations_test.go
-	handlertest.CheckMembershipTypeResponses(t, ck, anon, write, read, crossSite) // api_admin_types_test.go
-	handlertest.CheckDefinitionResponses(t, ck, anon, write, read, crossSite)     // api_admin_definitions_test.go
-	handlertest.CheckExportResponses(t, ck, anon, read)                           // api_admin_export_test.go
-	handlertest.CheckWebhookResponses(t, ck, anon, write, read)                   // api_admin_webhooks_test.go
+	handlertest.CheckInvitationResponses(t, ck, anon, write, read, crossSite)     // adminapi/invitations_test.go
+	handlertest.CheckMembershipTypeResponses(t, ck, anon, write, read, crossSite) // adminapi/types_test.go
+	handlertest.CheckDefinitionResponses(t, ck, anon, write, read, crossSite)     // adminapi/definitions_test.go
+	handlertest.CheckExportResponses(t, ck, anon, read)                           // adminapi/export_test.go
+	handlertest.CheckWebhookResponses(t, ck, anon, write, read)                   // adminapi/webhooks_test.go
 	checkPersonalDataResponses(t, ck, anon, write, read)                          // personal_data_test.go
 }
 
