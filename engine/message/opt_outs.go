@@ -28,8 +28,8 @@ const (
 // OptOutCategory reports whether c is a category one can unsubscribe from.
 func OptOutCategory(c string) bool { return c == OptOutReminders || c == OptOutRenewals }
 
-// MessageOptOut is a stored opt-out.
-type MessageOptOut struct {
+// StoredOptOut is an opt-out as stored: an address of an organisation that wants no more messages of a category.
+type StoredOptOut struct {
 	bun.BaseModel  `bun:"table:message_opt_outs"`
 	OrganisationID int64     `bun:"organisation_id,pk"`
 	Address        string    `bun:"address,pk"`
@@ -43,10 +43,10 @@ func OptOut(ctx context.Context, db *bun.DB, orgID int64, category string, addre
 	if !OptOutCategory(category) {
 		return engine.Errorf(engine.CodeInvalid, "unknown message category %q", category)
 	}
-	rows := make([]MessageOptOut, 0, len(addresses))
+	rows := make([]StoredOptOut, 0, len(addresses))
 	for _, a := range addresses {
 		if a = strings.ToLower(strings.TrimSpace(a)); a != "" {
-			rows = append(rows, MessageOptOut{OrganisationID: orgID, Address: a, Category: category, CreatedAt: now.UTC()})
+			rows = append(rows, StoredOptOut{OrganisationID: orgID, Address: a, Category: category, CreatedAt: now.UTC()})
 		}
 	}
 	if len(rows) == 0 {
@@ -69,7 +69,7 @@ func WithoutOptOuts(ctx context.Context, db bun.IDB, orgID int64, category strin
 		lower[i] = strings.ToLower(strings.TrimSpace(a))
 	}
 	var out []string
-	if err := db.NewSelect().Model((*MessageOptOut)(nil)).Column("address").
+	if err := db.NewSelect().Model((*StoredOptOut)(nil)).Column("address").
 		Where("organisation_id = ? AND category = ? AND address IN (?)", orgID, category, bun.List(lower)).Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("load opt-outs: %w", err)
 	}

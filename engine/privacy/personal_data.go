@@ -811,7 +811,7 @@ func gatherOptOuts(ctx context.Context, db bun.IDB, sc *exportScope, out *Person
 	if len(sc.emails) == 0 {
 		return nil
 	}
-	var rows []message.MessageOptOut
+	var rows []message.StoredOptOut
 	if err := db.NewSelect().Model(&rows).Where("organisation_id = ? AND address IN (?)", sc.org.ID, bun.List(sc.emails)).
 		OrderExpr("address, category").Scan(ctx); err != nil {
 		return fmt.Errorf("load opt-outs: %w", err)

@@ -756,7 +756,7 @@ func eraseOptOuts(ctx context.Context, tx bun.Tx, e *erasure) (int64, error) {
 	if e.own.email == "" {
 		return 0, nil
 	}
-	res, err := tx.NewDelete().Model((*message.MessageOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(e.own.email)).Exec(ctx)
+	res, err := tx.NewDelete().Model((*message.StoredOptOut)(nil)).Where("organisation_id = ? AND address = ?", e.org.ID, strings.ToLower(e.own.email)).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
