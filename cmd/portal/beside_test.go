@@ -45,10 +45,13 @@ func runSplit(t *testing.T, getenv func(string) string, args ...string) (stdout,
 // organisation settings apply within the resolver's refresh. On SQLite only
 // migrate up and down refuse.
 func TestOperatorCommandsBesideServe(t *testing.T) {
+	// The two databases' runs wait out the same refreshes side by side.
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		operatorCommandsBesideServe(t, "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
 		dbtest.SkipWithoutPostgres(t)
 		operatorCommandsBesideServe(t, postgresURL(t))
 	})
@@ -301,10 +304,13 @@ func init() {
 // same rows: every write of both sides lands, none fails with "database is
 // locked" (on SQLite each waits for the other's write lock).
 func TestCommandProcessesWriteBesideServingWrites(t *testing.T) {
+	// Side by side: each run waits mostly on its command processes.
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		commandProcessesWriteBesideServingWrites(t, "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
 		dbtest.SkipWithoutPostgres(t)
 		commandProcessesWriteBesideServingWrites(t, postgresURL(t))
 	})
