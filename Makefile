@@ -57,14 +57,25 @@ test:
 	@.ci/test-env $(MAKE) --no-print-directory test-suite
 
 ## test-suite: formatting, vet, lint, generated-code drift, then every test with the race detector
-## (-timeout 20m: the handlers root package, the browser suite, takes minutes under -race on a
-## busy two-core machine, close to Go's default of 10 minutes per package); each part that needs
-## a service skips with one line when it is absent (use make test to find or start them)
+## (-timeout 20m: the biggest packages take minutes under -race on a busy two-core machine, close
+## to Go's default of 10 minutes per package) but the browser suite, then the browser suite without
+## it beside the calendar (make test-browser, test-calendar: the browser waits on Chromium half the
+## time, the calendar fills the other core). The browser suite (Chromium driving the pages) drives the
+## same handlers whose concurrency the race run covers through their own tests (the concurrent
+## submissions, the single-flight refresh, the session stores); under -race its pages take three
+## times as long (it was the longest package of the run). Each part that needs a service skips
+## with one line when it is absent (use make test to find or start them).
 .PHONY: test-suite
 RACE ?= -race
+BROWSER_TESTS ?= ^TestE2E
 test-suite: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff spec-published contract-client
-	$(if $(RACE),CGO_ENABLED=1) $(GO) test $(RACE) -count=1 -timeout 20m ./...
-	@$(MAKE) --no-print-directory test-calendar
+	$(if $(RACE),CGO_ENABLED=1) $(GO) test $(RACE) -count=1 -timeout 20m -skip '$(BROWSER_TESTS)' ./...
+	@$(MAKE) --no-print-directory -j2 test-browser test-calendar
+
+## test-browser: the browser end-to-end suite alone (Chromium; PORTAL_E2E=required fails where it cannot run)
+.PHONY: test-browser
+test-browser:
+	$(GO) test -count=1 -timeout 20m -run '$(BROWSER_TESTS)' ./handlers
 
 ## test-calendar: the date-dependent tests (due dates, the default collection window, reminders,
 ## suspension, archive, retention, mandate expiry, period windows, early-bird and late pricing, age
@@ -75,7 +86,7 @@ test-suite: fmt-check vet lint templ-check css-check spec-check spec-lint spec-d
 CALENDAR_DAYS  ?= 2026-12-05 2026-12-06 2026-12-24 2026-12-31 2027-03-25 2028-02-29 2027-06-30 2027-07-01
 CALENDAR_PKGS  ?= ./engine/... ./outbound/... ./cmd/portal ./handlers/...
 CALENDAR_TESTS ?= Debit|Collect|Mandate|Remind|Suspend|Resume|Archive|Retention|Period|Pric|EarlyBird|Late|Age|Due|Calendar|Renewal|Expir|Invitation|Season|Lifecycle|Schedul|Capture|Report|Overview
-# The browser suite runs once, on today's date, in the full run: its date-dependent steps read the
+# The browser suite runs once, on today's date, in test-suite: its date-dependent steps read the
 # same defaults as the pages (directdebit.DefaultCollectionUntil) that the handlers' tests check here.
 CALENDAR_SKIP  ?= E2E
 # Each package's test binary is built once (without -race) and run on every day from its package's

@@ -5,7 +5,9 @@ package migrations
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -109,6 +111,31 @@ func withLock(ctx context.Context, db *bun.DB, m *migrate.Migrator, fn func() er
 	}
 	defer m.Unlock(context.WithoutCancel(ctx)) //nolint:errcheck // a failed unlock is reported by the next Lock
 	return fn()
+}
+
+// Digest is a hash of the names and contents of db's dialect's migrations:
+// what a schema migrated ahead of time (the tests' template database,
+// engine/dbtest) is keyed by, so that a changed migration is never taken as
+// applied.
+func Digest(db *bun.DB) (string, error) {
+	folder := "sqlite"
+	if db.Dialect().Name() == dialect.PG {
+		folder = "postgres"
+	}
+	entries, err := fs.ReadDir(files, folder)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, e := range entries { // sorted by name
+		b, err := fs.ReadFile(files, folder+"/"+e.Name())
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Up applies every pending migration and returns the names it applied.

@@ -1,6 +1,7 @@
 // Package dbtest gives tests a migrated database: always SQLite, and
-// PostgreSQL too when PORTAL_TEST_DATABASE_URL is set, each test on a fresh
-// schema (PostgreSQL) or a fresh file (SQLite).
+// PostgreSQL too when PORTAL_TEST_DATABASE_URL is set, each test on a
+// database of its own (PostgreSQL: a copy of a template database) or a
+// fresh file (SQLite).
 package dbtest
 
 import (
@@ -141,10 +142,12 @@ func migrateSQLiteFile() ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// Postgres returns a migrated database on a fresh schema, dropped at cleanup.
-// It skips the test, saying so, when PORTAL_TEST_DATABASE_URL is not set:
-// a fresh clone's `make test` runs what the machine offers (make test finds
-// the local PostgreSQL and sets the variable; CI requires it).
+// Postgres returns a migrated database of its own, dropped at cleanup: a
+// copy of a template database migrated once (see postgresTemplate), or, where
+// the test user may not create databases, a fresh schema migrated for the
+// test. It skips the test, saying so, when PORTAL_TEST_DATABASE_URL is not
+// set: a fresh clone's `make test` runs what the machine offers (make test
+// finds the local PostgreSQL and sets the variable; CI requires it).
 func Postgres(t testing.TB) *bun.DB {
 	t.Helper()
 	return PostgresVia(t, "")
@@ -152,12 +155,140 @@ func Postgres(t testing.TB) *bun.DB {
 
 // PostgresVia is Postgres with the test's connections going to hostPort
 // instead of the URL's host (a forwarder a test can cut to simulate an
-// outage); the schema is created and dropped over a direct connection.
+// outage); the database is created and dropped over a direct connection.
 // An empty hostPort connects directly.
 func PostgresVia(t testing.TB, hostPort string) *bun.DB {
 	t.Helper()
+	SkipWithoutPostgres(t)
+	if url, ok := postgresCopy(t, hostPort); ok {
+		return open(t, url) // finds nothing to do: the copy is current
+	}
 	url, _ := EmptyPostgresSchema(t, hostPort)
 	return open(t, url)
+}
+
+// postgresCopy creates a database from the template, dropped at cleanup,
+// and returns its address (through hostPort when not empty). It reports
+// false, having said why once, when there is no template.
+func postgresCopy(t testing.TB, hostPort string) (string, bool) {
+	t.Helper()
+	base := os.Getenv(EnvPostgres)
+	template, err := postgresTemplate(base)
+	if err != nil {
+		templateSkip.Do(func() {
+			fmt.Fprintf(os.Stderr, "dbtest: each PostgreSQL test migrates a schema of its own: no template database (%v)\n", err)
+		})
+		return "", false
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "portal_test_" + hex.EncodeToString(b)
+	admin, err := engine.OpenDB(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + template); err != nil {
+		admin.Close()
+		t.Fatalf("create a database from the template %s: %v", template, err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		admin.Close()
+	})
+	return testURL(t, base, hostPort, func(u *neturl.URL) { u.Path = "/" + name }), true
+}
+
+var templateSkip sync.Once
+
+// postgresTemplate is the name of a database migrated once for the tests
+// of every test binary that runs against base's server with the current
+// migrations, made by the first to need it: each test's database is a
+// copy of it (CREATE DATABASE … TEMPLATE), which is what migrating a fresh
+// schema gives without the half second that takes (a suite makes hundreds).
+// Its name holds the migrations' digest, so a changed migration makes a new
+// one; a finished template accepts no connections, which both marks it
+// finished and keeps it copyable (PostgreSQL copies no database in use).
+func postgresTemplate(base string) (string, error) {
+	pgTemplate.once.Do(func() { pgTemplate.name, pgTemplate.err = makePostgresTemplate(base) })
+	return pgTemplate.name, pgTemplate.err
+}
+
+var pgTemplate struct {
+	once sync.Once
+	name string
+	err  error
+}
+
+// templatePrefix begins the name of every template database of the tests.
+const templatePrefix = "portal_test_template_"
+
+func makePostgresTemplate(base string) (string, error) {
+	ctx := context.Background()
+	admin, err := engine.OpenDB(base)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	digest, err := migrations.Digest(admin)
+	if err != nil {
+		return "", err
+	}
+	name := templatePrefix + digest[:16]
+	// One connection holds the lock while the template is made: test
+	// binaries running side by side make it once.
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(hashtext(?))", templatePrefix); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext(?))", templatePrefix) //nolint:errcheck // the session end releases it anyway
+	var open []bool
+	if err := conn.NewSelect().Table("pg_database").Column("datallowconn").Where("datname = ?", name).Scan(ctx, &open); err != nil {
+		return "", err
+	}
+	if len(open) == 1 && !open[0] {
+		return name, nil
+	}
+	if len(open) == 1 { // unfinished: its maker stopped midway
+		if _, err := conn.ExecContext(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			return "", err
+		}
+	}
+	// Templates of other migrations are dropped where nothing copies them.
+	var old []string
+	if err := conn.NewSelect().Table("pg_database").Column("datname").Where("datname LIKE ? AND datname <> ?", templatePrefix+"%", name).Scan(ctx, &old); err != nil {
+		return "", err
+	}
+	for _, o := range old {
+		conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+o) //nolint:errcheck // in use by another checkout's tests: kept
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	u, err := neturl.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	db, err := engine.OpenDB(u.String())
+	if err != nil {
+		return "", err
+	}
+	_, err = migrations.Up(ctx, db)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS false")
+	}
+	if err != nil {
+		conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") //nolint:errcheck // the next maker drops it
+		return "", fmt.Errorf("migrate the template database: %w", err)
+	}
+	return name, nil
 }
 
 // EmptyPostgresSchema creates a fresh, empty schema, dropped at cleanup,
@@ -183,15 +314,26 @@ func EmptyPostgresSchema(t testing.TB, hostPort string) (url, schema string) {
 		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
 		admin.Close()
 	})
+	return testURL(t, base, hostPort, func(u *neturl.URL) {
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+	}), schema
+}
+
+// testURL is base with the test's database or schema set by at, connecting
+// through hostPort when not empty.
+func testURL(t testing.TB, base, hostPort string, at func(*neturl.URL)) string {
+	t.Helper()
 	u, err := neturl.Parse(base)
 	if err != nil {
 		t.Fatalf("%s: %v", EnvPostgres, err)
 	}
+	at(u)
 	if hostPort != "" {
 		u.Host = hostPort
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
 	if hostPort == "" && q.Get("read_timeout") == "" {
 		// The suite's parallel tests under the race detector on a small
 		// machine can keep one statement waiting longer than the driver's
@@ -201,7 +343,7 @@ func EmptyPostgresSchema(t testing.TB, hostPort string) (url, schema string) {
 		q.Set("read_timeout", "30s")
 	}
 	u.RawQuery = q.Encode()
-	return u.String(), schema
+	return u.String()
 }
 
 // GuardOpenDB makes engine.OpenDB open its SQLite databases guarded as
