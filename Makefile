@@ -57,23 +57,20 @@ test:
 	@.ci/test-env $(MAKE) --no-print-directory test-suite
 
 ## test-suite: formatting, vet, lint, generated-code drift, then every test with the race detector
-## (make test-race; -timeout 20m: the biggest packages take minutes under -race on a busy two-core
-## machine, close to Go's default of 10 minutes per package) but the browser suite, which runs
-## beside it without -race (make test-browser: it waits on Chromium half the time, which the race
-## run's compiling fills), then the calendar. The browser suite drives the same handlers whose
-## concurrency the race run covers through their own tests (the concurrent submissions, the
-## single-flight refresh, the session stores); under -race its pages take three times as long.
-## Each part that needs a service skips with one line when it is absent (use make test to find or
-## start them).
-.PHONY: test-suite test-race
+## (-timeout 20m: the biggest packages take minutes under -race on a busy two-core machine, close
+## to Go's default of 10 minutes per package) but the browser suite, then the browser suite without
+## it beside the calendar (make test-browser, test-calendar: the browser waits on Chromium half the
+## time, the calendar fills the other core). The browser suite (Chromium driving the pages) drives the
+## same handlers whose concurrency the race run covers through their own tests (the concurrent
+## submissions, the single-flight refresh, the session stores); under -race its pages take three
+## times as long (it was the longest package of the run). Each part that needs a service skips
+## with one line when it is absent (use make test to find or start them).
+.PHONY: test-suite
 RACE ?= -race
 BROWSER_TESTS ?= ^TestE2E
 test-suite: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff spec-published contract-client
-	@$(MAKE) --no-print-directory -j2 test-race test-browser
-	@$(MAKE) --no-print-directory test-calendar
-
-test-race:
 	$(if $(RACE),CGO_ENABLED=1) $(GO) test $(RACE) -count=1 -timeout 20m -skip '$(BROWSER_TESTS)' ./...
+	@$(MAKE) --no-print-directory -j2 test-browser test-calendar
 
 ## test-browser: the browser end-to-end suite alone (Chromium; PORTAL_E2E=required fails where it cannot run)
 .PHONY: test-browser
