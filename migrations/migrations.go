@@ -33,12 +33,16 @@ type Status struct {
 // for each other, while the instances of one deployment do.
 const lockClass = 0x706f7274
 
-func migrationsFor(db *bun.DB) (*migrate.Migrations, error) {
-	folder := "sqlite"
+// folderFor is the folder of db's dialect's migrations.
+func folderFor(db *bun.DB) string {
 	if db.Dialect().Name() == dialect.PG {
-		folder = "postgres"
+		return "postgres"
 	}
-	sub, err := fs.Sub(files, folder)
+	return "sqlite"
+}
+
+func migrationsFor(db *bun.DB) (*migrate.Migrations, error) {
+	sub, err := fs.Sub(files, folderFor(db))
 	if err != nil {
 		return nil, err
 	}
@@ -118,10 +122,7 @@ func withLock(ctx context.Context, db *bun.DB, m *migrate.Migrator, fn func() er
 // engine/dbtest) is keyed by, so that a changed migration is never taken as
 // applied.
 func Digest(db *bun.DB) (string, error) {
-	folder := "sqlite"
-	if db.Dialect().Name() == dialect.PG {
-		folder = "postgres"
-	}
+	folder := folderFor(db)
 	entries, err := fs.ReadDir(files, folder)
 	if err != nil {
 		return "", err
