@@ -65,17 +65,27 @@ test:
 ## submissions, the single-flight refresh, the session stores); under -race its pages take three
 ## times as long (it was the longest package of the run). Each part that needs a service skips
 ## with one line when it is absent (use make test to find or start them).
+##
+## TEST_FLAGS, for every go test of the suite: -vet=off, because make vet ran the whole of go vet
+## (every analyzer) over the same packages and their tests just before, and go test's own vet pass
+## (a subset of those analyzers) would analyse them all again; -ldflags=-w, because a test binary
+## needs no DWARF (a race report and a panic read the symbol table, which stays) and leaving it out
+## makes each of the sixty-odd links shorter. TEST_PARALLEL: test binaries at once in the race run;
+## on two cores it waits half its time (child processes, Chromium, PostgreSQL, timers), so one more
+## than the cores keeps them busy.
 .PHONY: test-suite
 RACE ?= -race
 BROWSER_TESTS ?= ^TestE2E
+TEST_FLAGS ?= -vet=off -ldflags=-w
+TEST_PARALLEL ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test-suite: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff spec-published contract-client
-	$(if $(RACE),CGO_ENABLED=1) $(GO) test $(RACE) -count=1 -timeout 20m -skip '$(BROWSER_TESTS)' ./...
+	$(if $(RACE),CGO_ENABLED=1) $(GO) test $(RACE) $(TEST_FLAGS) -p $(TEST_PARALLEL) -count=1 -timeout 20m -skip '$(BROWSER_TESTS)' ./...
 	@$(MAKE) --no-print-directory -j2 test-browser test-calendar
 
 ## test-browser: the browser end-to-end suite alone (Chromium; PORTAL_E2E=required fails where it cannot run)
 .PHONY: test-browser
 test-browser:
-	$(GO) test -count=1 -timeout 20m -run '$(BROWSER_TESTS)' ./handlers
+	$(GO) test $(TEST_FLAGS) -count=1 -timeout 20m -run '$(BROWSER_TESTS)' ./handlers
 
 ## test-calendar: the date-dependent tests (due dates, the default collection window, reminders,
 ## suspension, archive, retention, mandate expiry, period windows, early-bird and late pricing, age
@@ -103,7 +113,7 @@ test-calendar:
 	done <"$$bins/all" >"$$bins/pkgs"; \
 	echo "test-calendar: $$(wc -l <"$$bins/pkgs") of $$(wc -l <"$$bins/all") packages have date-dependent tests"; \
 	awk '{n=$$1; gsub("/", "_", n); print $$1, n}' "$$bins/pkgs" | \
-	  xargs -P 2 -n 2 sh -c '$(GO) test -c -o "$$0/$$2.test" "$$1" || exit 255' "$$bins" || { echo "test-calendar: building the test binaries failed" >&2; exit 1; }; \
+	  xargs -P 2 -n 2 sh -c '$(GO) test $(TEST_FLAGS) -c -o "$$0/$$2.test" "$$1" || exit 255' "$$bins" || { echo "test-calendar: building the test binaries failed" >&2; exit 1; }; \
 	for day in $(CALENDAR_DAYS); do \
 	  echo "test-calendar: the clock on $$day"; \
 	  awk '{n=$$1; gsub("/", "_", n); print $$2, n}' "$$bins/pkgs" | \
