@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -336,18 +337,9 @@ func (s *Service) StaffRevokeMandate(ctx context.Context, actor engine.Actor, or
 // that are not in a collection run: nothing is collected under it any
 // more.
 func endMandate(ctx context.Context, tx bun.IDB, m *DebitMandate, reason string, now time.Time) (ended bool, err error) {
-	res, err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("revoked_at = ?", now).Set("end_reason = ?", reason).
-		Where("id = ? AND revoked_at IS NULL", m.ID).Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("end mandate %d: %w", m.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return false, nil
-	}
-	if _, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = NULL").
-		Where("debit_mandate_id = ? AND status = ? AND debit_due_on IS NOT NULL", m.ID, engine.OrderUnpaid).
-		Where(noLiveDebit, liveDebitStates).Exec(ctx); err != nil {
-		return false, fmt.Errorf("end mandate %d: %w", m.ID, err)
+	n, err := endMandates(ctx, tx, []int64{m.ID}, reason, now)
+	if err != nil || n == 0 {
+		return false, err
 	}
 	m.RevokedAt, m.EndReason = &now, reason
 	return true, nil
@@ -364,23 +356,27 @@ const MandateExpiryMonths = 36
 // a debit in a collection run not sent yet is left until the run is sent
 // or cancelled. Each end is conditional on the mandate still holding, so
 // a second run finds nothing; it returns how many it ended.
+//
+// The mandates end expireBatch at a time, each batch one transaction of
+// two statements (the mandates, then their orders' due dates): a
+// federation's first night ends ten thousand at once, and a commit per
+// mandate made that 85 s (issue 42). A batch that fails ends none of its
+// mandates; the next night's run finds them again.
 func ExpireMandates(ctx context.Context, db *bun.DB, now time.Time) (int, error) {
 	cutoff := now.UTC().AddDate(0, -MandateExpiryMonths, 0)
-	var ms []DebitMandate
-	err := engine.ScopeOrg(ctx, db.NewSelect().Model(&ms), "organisation_id").Column("id").
+	var ids []int64
+	err := engine.ScopeOrg(ctx, db.NewSelect().Model((*DebitMandate)(nil)), "organisation_id").Column("id").
 		Where("revoked_at IS NULL AND COALESCE(last_collected_at, signed_at) < ?", cutoff).
 		Where("NOT EXISTS (SELECT 1 FROM debits AS d WHERE d.mandate_id = ?TableAlias.id AND d.status = ?)", payment.DebitInRun).
-		OrderExpr("id").Scan(ctx)
+		OrderExpr("id").Scan(ctx, &ids)
 	if err != nil {
 		return 0, fmt.Errorf("find expired mandates: %w", err)
 	}
 	n := 0
-	for i := range ms {
+	for batch := range slices.Chunk(ids, expireBatch) {
 		err := engine.InTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-			ended, err := endMandate(ctx, tx, &ms[i], MandateEndExpired, now.UTC())
-			if ended {
-				n++
-			}
+			ended, err := endMandates(ctx, tx, batch, MandateEndExpired, now.UTC())
+			n += ended
 			return err
 		})
 		if err != nil {
@@ -388,6 +384,29 @@ func ExpireMandates(ctx context.Context, db *bun.DB, now time.Time) (int, error)
 		}
 	}
 	return n, nil
+}
+
+// expireBatch is how many mandates one transaction of ExpireMandates ends.
+const expireBatch = 500
+
+// endMandates is endMandate for the mandates ids at once, in two
+// statements: each still holding ends, and their orders not in a
+// collection run are no longer due under them. It returns how many ended.
+func endMandates(ctx context.Context, tx bun.IDB, ids []int64, reason string, now time.Time) (int, error) {
+	var ended []int64
+	if err := tx.NewUpdate().Model((*DebitMandate)(nil)).Set("revoked_at = ?", now).Set("end_reason = ?", reason).
+		Where("id IN (?) AND revoked_at IS NULL", bun.List(ids)).Returning("id").Scan(ctx, &ended); err != nil {
+		return 0, fmt.Errorf("end mandates: %w", err)
+	}
+	if len(ended) == 0 {
+		return 0, nil
+	}
+	if _, err := tx.NewUpdate().Model((*engine.Order)(nil)).Set("debit_due_on = NULL").
+		Where("debit_mandate_id IN (?) AND status = ? AND debit_due_on IS NOT NULL", bun.List(ended), engine.OrderUnpaid).
+		Where(noLiveDebit, liveDebitStates).Exec(ctx); err != nil {
+		return 0, fmt.Errorf("end mandates: %w", err)
+	}
+	return len(ended), nil
 }
 
 // ScheduleMandateExpiry runs ExpireMandates daily on r (one run per day in
