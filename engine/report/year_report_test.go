@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -98,6 +99,14 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := enginetest.BankFixture(t, db, 4)
 		want := seedReportSeason(t, f)
+		// A price code the setup no longer has: the first line of the first
+		// paid order, renamed. It follows the setup's rules, named by the
+		// label of its first line.
+		if _, err := db.ExecContext(f.Ctx, `UPDATE order_lines SET code = 'retired-fee', description = 'Retired fee – Kim Example'
+			WHERE order_id = (SELECT MIN(id) FROM orders WHERE period_id = ? AND status = 'Paid') AND line_no = (SELECT MIN(l.line_no) FROM order_lines l
+			WHERE l.order_id = (SELECT MIN(id) FROM orders WHERE period_id = ? AND status = 'Paid'))`, engine.DemoPeriodID, engine.DemoPeriodID); err != nil {
+			t.Fatal(err)
+		}
 		r, err := report.Of(f.Svc).YearReport(f.Ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
@@ -164,6 +173,25 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 			if got != a.AmountMinor {
 				t.Errorf("rule %s: report %d, SQL %d", a.Key, a.AmountMinor, got)
 			}
+			if n := sqlSum(t, db, "SELECT COUNT(*) FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE o.period_id = ? AND o.status = 'Paid' AND l.code = ?", period, a.Key); int64(a.Lines) != n {
+				t.Errorf("rule %s: report %d lines, SQL %d", a.Key, a.Lines, n)
+			}
+		}
+		// The codes the setup has no rule for follow the rules in the order
+		// met: the renamed first line before the priced answer's.
+		retired := slices.IndexFunc(r.ByRule, func(a report.Amount) bool { return a.Key == "retired-fee" })
+		insurance := slices.IndexFunc(r.ByRule, func(a report.Amount) bool { return a.Key == "insurance" })
+		if retired < 0 || insurance < retired {
+			t.Errorf("rows by rule %+v: want retired-fee, then insurance, after the rules", r.ByRule)
+		} else if a := r.ByRule[retired]; a.Name != "Retired fee" || a.Lines != 1 || a.AmountMinor == 0 {
+			t.Errorf("the code the setup no longer has: %+v, want it named by its line", a)
+		}
+		var typedLines int
+		for _, a := range r.ByType {
+			typedLines += a.Lines
+		}
+		if n := sqlSum(t, db, "SELECT COUNT(*) FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE o.period_id = ? AND o.status = 'Paid'", period); int64(typedLines) != n {
+			t.Errorf("lines by type: %d, SQL %d", typedLines, n)
 		}
 		for _, m := range r.ByMethod {
 			byMethod += m.NetMinor()
