@@ -155,44 +155,32 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		return fmt.Errorf("sum paid orders: %w", err)
 	}
 	r.PaidOrders, r.PaidMinor = paid.N, paid.Total
-	// The breakdowns are summed by the database, one row per type and one
-	// per price code, rather than read line by line: a club of 5,000
-	// registrations has some 20,000 paid lines, and reading them for every
-	// page, CSV and PDF was most of the staff pages' time (issue 42).
-	paidLines := func() *bun.SelectQuery {
-		return s.DB().NewSelect().TableExpr("order_lines AS ol").Join("JOIN orders AS o ON o.id = ol.order_id").
-			Where("o.organisation_id = ? AND o.period_id = ? AND o.status = ?", orgID, r.Period.ID, engine.OrderPaid)
-	}
-	// A person's line counts for the type of that person's membership in
-	// the registration: the newest, when an order was replaced.
-	var byType []struct {
-		TypeID      *int64 `bun:"type_id"`
-		Lines       int    `bun:"lines"`
-		AmountMinor int64  `bun:"amount_minor"`
-	}
-	if err := s.DB().NewSelect().TableExpr("(?) AS l", paidLines().ColumnExpr(`(SELECT m.membership_type_id FROM memberships AS m
-			WHERE m.process_instance_id = o.process_instance_id AND m.person_id = ol.person_id AND m.period_id = ?
-			ORDER BY m.id DESC LIMIT 1) AS type_id, ol.amount_minor`, r.Period.ID)).
-		ColumnExpr("l.type_id, COUNT(*) AS lines, COALESCE(SUM(l.amount_minor), 0) AS amount_minor").
-		GroupExpr("l.type_id").Scan(ctx, &byType); err != nil {
-		return fmt.Errorf("sum paid order lines by type: %w", err)
-	}
-	// Per price code: the count and sum, and the kind and description of
-	// the code's first line (by order and line), which name a code the
-	// setup no longer has; such codes follow the setup's in that order.
-	var byCode []struct {
-		Code        string `bun:"code"`
+	var lines []struct {
+		InstanceID  int64  `bun:"process_instance_id"`
+		PersonID    *int64 `bun:"person_id"`
 		Kind        string `bun:"kind"`
+		Code        string `bun:"code"`
 		Description string `bun:"description"`
-		Lines       int    `bun:"lines"`
 		AmountMinor int64  `bun:"amount_minor"`
 	}
-	codes := paidLines().ColumnExpr("ol.code, ol.kind, ol.description, ol.order_id, ol.line_no").
-		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY ol.code ORDER BY ol.order_id, ol.line_no) AS nth").
-		ColumnExpr("COUNT(*) OVER (PARTITION BY ol.code) AS lines, SUM(ol.amount_minor) OVER (PARTITION BY ol.code) AS amount_minor")
-	if err := s.DB().NewSelect().TableExpr("(?) AS l", codes).ColumnExpr("l.code, l.kind, l.description, l.lines, l.amount_minor").
-		Where("l.nth = 1").OrderExpr("l.order_id, l.line_no").Scan(ctx, &byCode); err != nil {
-		return fmt.Errorf("sum paid order lines by price code: %w", err)
+	if err := s.DB().NewSelect().TableExpr("order_lines AS ol").Join("JOIN orders AS o ON o.id = ol.order_id").
+		ColumnExpr("o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.description, ol.amount_minor").
+		Where("o.organisation_id = ? AND o.period_id = ? AND o.status = ?", orgID, r.Period.ID, engine.OrderPaid).
+		OrderExpr("ol.order_id, ol.line_no").Scan(ctx, &lines); err != nil {
+		return fmt.Errorf("load paid order lines: %w", err)
+	}
+	var members []struct {
+		InstanceID int64 `bun:"process_instance_id"`
+		PersonID   int64 `bun:"person_id"`
+		TypeID     int64 `bun:"membership_type_id"`
+	}
+	if err := s.DB().NewSelect().Model((*engine.Membership)(nil)).Column("process_instance_id", "person_id", "membership_type_id").
+		Where("period_id = ? AND process_instance_id IS NOT NULL", r.Period.ID).Scan(ctx, &members); err != nil {
+		return fmt.Errorf("load the memberships of paid orders: %w", err)
+	}
+	typeOf := make(map[[2]int64]int64, len(members))
+	for _, m := range members {
+		typeOf[[2]int64{m.InstanceID, m.PersonID}] = m.TypeID
 	}
 	var rules []engine.PriceRule
 	if err := s.DB().NewSelect().Model(&rules).Where("period_id = ?", r.Period.ID).Order("id").Scan(ctx); err != nil {
@@ -211,19 +199,17 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		typeByID[t.ID] = t
 	}
 	var sum int64
-	for _, g := range byType {
-		sum += g.AmountMinor
+	for _, l := range lines {
+		sum += l.AmountMinor
 		key, name := "", ""
-		if g.TypeID != nil {
-			if t, ok := typeByID[*g.TypeID]; ok {
+		if l.PersonID != nil {
+			if t, ok := typeByID[typeOf[[2]int64{l.InstanceID, *l.PersonID}]]; ok {
 				key, name = t.Code, t.Name
 			}
 		}
-		addAmount(&r.ByType, Amount{Key: key, Name: name}, g.Lines, g.AmountMinor)
-	}
-	for _, g := range byCode {
-		label, _, _ := strings.Cut(g.Description, " – ")
-		addAmount(&r.ByRule, Amount{Key: g.Code, Name: label, Kind: g.Kind}, g.Lines, g.AmountMinor)
+		addAmount(&r.ByType, Amount{Key: key, Name: name}, l.AmountMinor)
+		label, _, _ := strings.Cut(l.Description, " – ")
+		addAmount(&r.ByRule, Amount{Key: l.Code, Name: label, Kind: l.Kind}, l.AmountMinor)
 	}
 	if err := s.optionTexts(ctx, orgID, r); err != nil {
 		return err
@@ -232,8 +218,8 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		// Orders without lines (made before lines were stored): counted,
 		// under a row of their own, so that the breakdowns still add up.
 		unitemised := Amount{Key: "-", Kind: "-"}
-		addAmount(&r.ByType, unitemised, 1, rest)
-		addAmount(&r.ByRule, unitemised, 1, rest)
+		addAmount(&r.ByType, unitemised, rest)
+		addAmount(&r.ByRule, unitemised, rest)
 	}
 	return nil
 }
@@ -279,15 +265,15 @@ func (s *Service) optionTexts(ctx context.Context, orgID int64, r *YearReport) e
 	return nil
 }
 
-// addAmount adds lines lines of amount in all to the row of rows whose key
-// is a's (a new row at the end when none has it).
-func addAmount(rows *[]Amount, a Amount, lines int, amount int64) {
+// addAmount adds one line to the row of rows whose key is a's (a new row
+// at the end when none has it).
+func addAmount(rows *[]Amount, a Amount, amount int64) {
 	i := slices.IndexFunc(*rows, func(x Amount) bool { return x.Key == a.Key })
 	if i < 0 {
 		*rows = append(*rows, a)
 		i = len(*rows) - 1
 	}
-	(*rows)[i].Lines += lines
+	(*rows)[i].Lines++
 	(*rows)[i].AmountMinor += amount
 }
 

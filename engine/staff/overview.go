@@ -123,33 +123,30 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		return nil, fmt.Errorf("sum orders: %w", err)
 	}
 	o.ExpectedMinor = money.Expected
-	// The money in one row and the chart's payments by their times: the
-	// database sums the period's succeeded payments rather than the page
-	// reading every one of them (issue 42).
-	var received struct {
-		Received int64 `bun:"received"`
-		Refunded int64 `bun:"refunded"`
+	var pays []engine.Payment
+	if err := s.DB().NewSelect().Model(&pays).Where("order_id IN (?)", orders).
+		Where("status = ? OR problem <> '' OR refund_status <> ''", engine.PaymentSucceeded).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
 	}
-	if err := s.DB().NewSelect().Model((*engine.Payment)(nil)).
-		ColumnExpr("COALESCE(SUM(COALESCE(paid_amount_minor, amount_minor)), 0) AS received").
-		ColumnExpr("COALESCE(SUM(CASE WHEN refund_status = ? THEN COALESCE(paid_amount_minor, amount_minor) ELSE 0 END), 0) AS refunded", engine.RefundDone).
-		Where("order_id IN (?) AND status = ?", orders, engine.PaymentSucceeded).Scan(ctx, &received); err != nil {
-		return nil, fmt.Errorf("sum payments: %w", err)
-	}
-	o.ReceivedMinor, o.RefundedMinor = received.Received, received.Refunded
 	since := s.Clock().Truncate(24*time.Hour).AddDate(0, 0, -(OverviewDays - 1))
 	dayIndex := func(t time.Time) int { return int(t.UTC().Sub(since) / (24 * time.Hour)) }
 	o.Days = make([]DayCount, OverviewDays)
 	for i := range o.Days {
 		o.Days[i].Day = since.AddDate(0, 0, i)
 	}
-	var paidAt []time.Time
-	if err := s.DB().NewSelect().Model((*engine.Payment)(nil)).Column("updated_at").
-		Where("order_id IN (?) AND status = ? AND updated_at >= ?", orders, engine.PaymentSucceeded, since).Scan(ctx, &paidAt); err != nil {
-		return nil, fmt.Errorf("load payment days: %w", err)
-	}
-	for _, at := range paidAt {
-		if i := dayIndex(at); i >= 0 && i < OverviewDays {
+	for _, p := range pays {
+		if p.Status != engine.PaymentSucceeded {
+			continue
+		}
+		amount := p.AmountMinor
+		if p.PaidAmountMinor != nil {
+			amount = *p.PaidAmountMinor
+		}
+		o.ReceivedMinor += amount
+		if p.RefundStatus == engine.RefundDone {
+			o.RefundedMinor += amount
+		}
+		if i := dayIndex(p.UpdatedAt); i >= 0 && i < OverviewDays {
 			o.Days[i].Payments++
 		}
 	}
