@@ -58,9 +58,9 @@ test:
 
 ## test-suite: formatting, vet, lint, generated-code drift, then every test with the race detector
 ## (-timeout 20m: the biggest packages take minutes under -race on a busy two-core machine, close
-## to Go's default of 10 minutes per package) but the browser suite, then the browser suite without
-## it beside the calendar (make test-browser, test-calendar: the browser waits on Chromium half the
-## time, the calendar fills the other core). The browser suite (Chromium driving the pages) drives the
+## to Go's default of 10 minutes per package) but the browser suite and the volume tests, then the
+## browser suite without it beside the volume tests and the calendar (make test-browser, test-volume,
+## test-calendar: the browser waits on Chromium half the time, the others fill the other core). The browser suite (Chromium driving the pages) drives the
 ## same handlers whose concurrency the race run covers through their own tests (the concurrent
 ## submissions, the single-flight refresh, the session stores); under -race its pages take three
 ## times as long (it was the longest package of the run). Each part that needs a service skips
@@ -80,7 +80,15 @@ TEST_FLAGS ?= -vet=off -ldflags=-w
 TEST_PARALLEL ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test-suite: fmt-check vet lint templ-check css-check spec-check spec-lint spec-diff spec-published contract-client
 	$(if $(RACE),CGO_ENABLED=1) $(GO) test $(RACE) $(TEST_FLAGS) -p $(TEST_PARALLEL) -count=1 -timeout 20m -skip '$(BROWSER_TESTS)|^($(VOLUME_TESTS))$$' ./...
-	@$(MAKE) --no-print-directory -j3 test-browser test-calendar test-volume
+	@$(MAKE) --no-print-directory -j2 test-browser test-volume-calendar
+
+# test-volume-calendar: the volume tests, then the calendar, one after the other beside the browser
+# suite (each runs two test binaries at once; the three side by side overloaded two cores and made
+# the browser suite's waits run out).
+.PHONY: test-volume-calendar
+test-volume-calendar:
+	@$(MAKE) --no-print-directory test-volume
+	@$(MAKE) --no-print-directory test-calendar
 
 ## test-volume: the tests whose cost is their volume, thousands of random cases or rows driven
 ## through one goroutine (the books under random imports and collections, batch against one-by-one

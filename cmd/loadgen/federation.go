@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -44,8 +45,11 @@ type fedOptions struct {
 	concurrency int
 	staff       int
 	staffRounds int
-	doc         string
-	workdir     string
+	// staffThink is each staff member's pause between two pages (spread
+	// over 0.5x to 1.5x); 0, the default, loads them without a pause.
+	staffThink time.Duration
+	doc        string
+	workdir    string
 	// existing, when set, is a database seeded before (portal seed
 	// federation) to run on instead of a fresh one; only, when set, runs
 	// the phases whose name contains it.
@@ -685,6 +689,9 @@ func (r *fedRun) staffPages(ctx context.Context) error {
 			for round := range r.f.staffRounds {
 				for k := range pages {
 					p := pages[(k+i+round)%len(pages)]
+					if r.f.staffThink > 0 {
+						time.Sleep(time.Duration(float64(r.f.staffThink) * (0.5 + mrand.Float64())))
+					}
 					start := time.Now()
 					res, err := c.Get(r.base + "/o/" + slug + p.path)
 					if err == nil {
@@ -717,7 +724,11 @@ func (r *fedRun) staffPages(ctx context.Context) error {
 		p99 := percentile(lat[i], 0.99)
 		r.add("staff: "+p.name, "p99 "+ms(p99), "p50 "+ms(percentile(lat[i], 0.5)), "p99 < 100 ms", p99 < 100*time.Millisecond, true)
 	}
-	r.note("Staff pages: club %s (%d registrations in the open period, %d staff signed in as its admin, %d rounds of every page each, the pages in turns).", slug, regs, r.f.staff, r.f.staffRounds)
+	pause := "without a pause between pages"
+	if r.f.staffThink > 0 {
+		pause = fmt.Sprintf("each pausing %s on average between pages", r.f.staffThink)
+	}
+	r.note("Staff pages: club %s (%d registrations in the open period, %d staff signed in as its admin, %d rounds of every page each, the pages in turns, %s).", slug, regs, r.f.staff, r.f.staffRounds, pause)
 	return nil
 }
 

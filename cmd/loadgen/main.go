@@ -92,6 +92,7 @@ func run() error {
 	flag.IntVar(&f.concurrency, "opening-concurrency", 64, "federation: households registering at once")
 	flag.IntVar(&f.staff, "staff", 16, "federation: staff loading pages at once")
 	flag.IntVar(&f.staffRounds, "staff-rounds", 10, "federation: rounds of every staff page per staff member")
+	flag.DurationVar(&f.staffThink, "staff-think", 0, "federation: each staff member's pause between pages (0: none, the pages one after the other; staff who read their pages load them every few seconds)")
 	flag.StringVar(&f.doc, "doc", "", "federation: write the figures into this file's bench-federation section (docs/BENCHMARKS.md)")
 	flag.StringVar(&f.existing, "existing", "", "federation: run on this database, seeded before with portal seed federation, instead of a fresh one (kept; profiling one phase)")
 	flag.StringVar(&f.only, "only", "", "federation: run only the phases whose name contains this (nightly jobs, season opening, staff pages, admin API, statement import, collection run)")
