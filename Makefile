@@ -60,8 +60,8 @@ test:
 ## (-timeout 20m: the biggest packages take minutes under -race on a busy two-core machine, close
 ## to Go's default of 10 minutes per package) but the browser suite and the volume tests, then the
 ## browser suite without it beside the volume tests and the calendar (make test-browser, test-volume,
-## test-calendar: the browser waits on Chromium half the time, the others fill the other core). The browser suite (Chromium driving the pages) drives the
-## same handlers whose concurrency the race run covers through their own tests (the concurrent
+## test-calendar: the browser waits on Chromium half the time, the others fill the other core). The
+## browser suite (Chromium driving the pages) drives the same handlers whose concurrency the race run covers through their own tests (the concurrent
 ## submissions, the single-flight refresh, the session stores); under -race its pages take three
 ## times as long (it was the longest package of the run). Each part that needs a service skips
 ## with one line when it is absent (use make test to find or start them).
@@ -100,7 +100,14 @@ test-volume-calendar:
 VOLUME_TESTS ?= TestBooksHoldUnderRandomImports|TestBooksHoldUnderRandomCollections|TestSettleBatchSettlesAsOneByOne|TestConditionalPathsProperty|TestAdminBulkCallsTakeTenThousand
 .PHONY: test-volume
 test-volume:
-	@names='$(VOLUME_TESTS)'; pkgs=""; for name in $$(echo "$$names" | tr '|' ' '); do 	  files=$$(git grep -lE "^func $$name\(" -- '*_test.go' 2>/dev/null || grep -rlE "^func $$name\(" --include='*_test.go' .); 	  [ -n "$$files" ] || { echo "test-volume: no test is named $$name any more; update VOLUME_TESTS in the Makefile" >&2; exit 1; }; 	  for f in $$files; do pkgs="$$pkgs ./$$(dirname $${f#./})"; done; 	done; 	pkgs=$$(echo $$pkgs | tr ' ' '\n' | sort -u | tr '\n' ' '); 	echo "$(GO) test $(TEST_FLAGS) -count=1 -timeout 20m -run '^($(VOLUME_TESTS))$$' $$pkgs"; 	$(GO) test $(TEST_FLAGS) -count=1 -timeout 20m -run '^($(VOLUME_TESTS))$$' $$pkgs
+	@pkgs=""; for name in $$(echo '$(VOLUME_TESTS)' | tr '|' ' '); do \
+	  files=$$(git grep -lE "^func $$name\(" -- '*_test.go' 2>/dev/null || grep -rlE "^func $$name\(" --include='*_test.go' .); \
+	  [ -n "$$files" ] || { echo "test-volume: no test is named $$name any more; update VOLUME_TESTS in the Makefile" >&2; exit 1; }; \
+	  for f in $$files; do pkgs="$$pkgs ./$$(dirname $${f#./})"; done; \
+	done; \
+	pkgs=$$(printf '%s\n' $$pkgs | sort -u | tr '\n' ' '); \
+	echo "$(GO) test $(TEST_FLAGS) -count=1 -timeout 20m -run '^($(VOLUME_TESTS))$$' $$pkgs"; \
+	$(GO) test $(TEST_FLAGS) -count=1 -timeout 20m -run '^($(VOLUME_TESTS))$$' $$pkgs
 
 ## test-browser: the browser end-to-end suite alone (Chromium; PORTAL_E2E=required fails where it cannot run)
 .PHONY: test-browser
