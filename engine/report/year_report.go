@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -155,32 +156,9 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		return fmt.Errorf("sum paid orders: %w", err)
 	}
 	r.PaidOrders, r.PaidMinor = paid.N, paid.Total
-	var lines []struct {
-		InstanceID  int64  `bun:"process_instance_id"`
-		PersonID    *int64 `bun:"person_id"`
-		Kind        string `bun:"kind"`
-		Code        string `bun:"code"`
-		Description string `bun:"description"`
-		AmountMinor int64  `bun:"amount_minor"`
-	}
-	if err := s.DB().NewSelect().TableExpr("order_lines AS ol").Join("JOIN orders AS o ON o.id = ol.order_id").
-		ColumnExpr("o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.description, ol.amount_minor").
-		Where("o.organisation_id = ? AND o.period_id = ? AND o.status = ?", orgID, r.Period.ID, engine.OrderPaid).
-		OrderExpr("ol.order_id, ol.line_no").Scan(ctx, &lines); err != nil {
-		return fmt.Errorf("load paid order lines: %w", err)
-	}
-	var members []struct {
-		InstanceID int64 `bun:"process_instance_id"`
-		PersonID   int64 `bun:"person_id"`
-		TypeID     int64 `bun:"membership_type_id"`
-	}
-	if err := s.DB().NewSelect().Model((*engine.Membership)(nil)).Column("process_instance_id", "person_id", "membership_type_id").
-		Where("period_id = ? AND process_instance_id IS NOT NULL", r.Period.ID).Scan(ctx, &members); err != nil {
-		return fmt.Errorf("load the memberships of paid orders: %w", err)
-	}
-	typeOf := make(map[[2]int64]int64, len(members))
-	for _, m := range members {
-		typeOf[[2]int64{m.InstanceID, m.PersonID}] = m.TypeID
+	typeOf, err := s.membershipTypes(ctx, r.Period.ID)
+	if err != nil {
+		return err
 	}
 	var rules []engine.PriceRule
 	if err := s.DB().NewSelect().Model(&rules).Where("period_id = ?", r.Period.ID).Order("id").Scan(ctx); err != nil {
@@ -198,18 +176,69 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}
+	// The lines are read as plain columns, without their descriptions:
+	// a club of 5,000 registrations has some 12,000 paid lines, and
+	// scanning them into structs by reflection, description and all, was
+	// most of the report's time (issue 42). A row the setup no longer has
+	// is named after its first line's description, read afterwards.
+	rows, err := s.DB().QueryContext(ctx, `SELECT o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.amount_minor, ol.order_id, ol.line_no
+		FROM order_lines AS ol JOIN orders AS o ON o.id = ol.order_id
+		WHERE o.organisation_id = ? AND o.period_id = ? AND o.status = ?
+		ORDER BY ol.order_id, ol.line_no`, orgID, r.Period.ID, engine.OrderPaid)
+	if err != nil {
+		return fmt.Errorf("load paid order lines: %w", err)
+	}
+	defer rows.Close()
+	type linePos struct{ orderID, lineNo int64 }
+	unnamed := map[int]linePos{} // index in ByRule: the row's first line
 	var sum int64
-	for _, l := range lines {
-		sum += l.AmountMinor
+	for rows.Next() {
+		var (
+			instanceID, amount, orderID, lineNo int64
+			personID                            sql.NullInt64
+			kind, code                          sql.RawBytes
+		)
+		if err := rows.Scan(&instanceID, &personID, &kind, &code, &amount, &orderID, &lineNo); err != nil {
+			return fmt.Errorf("load paid order lines: %w", err)
+		}
+		sum += amount
 		key, name := "", ""
-		if l.PersonID != nil {
-			if t, ok := typeByID[typeOf[[2]int64{l.InstanceID, *l.PersonID}]]; ok {
+		if personID.Valid {
+			if t, ok := typeByID[typeOf[[2]int64{instanceID, personID.Int64}]]; ok {
 				key, name = t.Code, t.Name
 			}
 		}
-		addAmount(&r.ByType, Amount{Key: key, Name: name}, l.AmountMinor)
-		label, _, _ := strings.Cut(l.Description, " – ")
-		addAmount(&r.ByRule, Amount{Key: l.Code, Name: label, Kind: l.Kind}, l.AmountMinor)
+		addAmount(&r.ByType, key, func() Amount { return Amount{Key: key, Name: name} }, amount)
+		i := addAmount(&r.ByRule, string(code), func() Amount { return Amount{Key: string(code), Kind: string(kind)} }, amount)
+		if r.ByRule[i].Lines == 1 && i >= len(rules) {
+			unnamed[i] = linePos{orderID, lineNo}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load paid order lines: %w", err)
+	}
+	rows.Close()
+	if len(unnamed) > 0 {
+		var orderIDs []int64
+		for _, p := range unnamed {
+			orderIDs = append(orderIDs, p.orderID)
+		}
+		var firsts []struct {
+			OrderID     int64  `bun:"order_id"`
+			LineNo      int64  `bun:"line_no"`
+			Description string `bun:"description"`
+		}
+		if err := s.DB().NewSelect().TableExpr("order_lines").Column("order_id", "line_no", "description").
+			Where("order_id IN (?)", bun.List(orderIDs)).Scan(ctx, &firsts); err != nil {
+			return fmt.Errorf("load the names of retired price codes: %w", err)
+		}
+		for i, p := range unnamed {
+			for _, f := range firsts {
+				if f.OrderID == p.orderID && f.LineNo == p.lineNo {
+					r.ByRule[i].Name, _, _ = strings.Cut(f.Description, " – ")
+				}
+			}
+		}
 	}
 	if err := s.optionTexts(ctx, orgID, r); err != nil {
 		return err
@@ -217,9 +246,9 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	if rest := r.PaidMinor - sum; rest != 0 {
 		// Orders without lines (made before lines were stored): counted,
 		// under a row of their own, so that the breakdowns still add up.
-		unitemised := Amount{Key: "-", Kind: "-"}
-		addAmount(&r.ByType, unitemised, rest)
-		addAmount(&r.ByRule, unitemised, rest)
+		unitemised := func() Amount { return Amount{Key: "-", Kind: "-"} }
+		addAmount(&r.ByType, "-", unitemised, rest)
+		addAmount(&r.ByRule, "-", unitemised, rest)
 	}
 	return nil
 }
@@ -265,16 +294,41 @@ func (s *Service) optionTexts(ctx context.Context, orgID int64, r *YearReport) e
 	return nil
 }
 
-// addAmount adds one line to the row of rows whose key is a's (a new row
-// at the end when none has it).
-func addAmount(rows *[]Amount, a Amount, amount int64) {
-	i := slices.IndexFunc(*rows, func(x Amount) bool { return x.Key == a.Key })
+// addAmount adds one line to the row of rows with key (a new row made by
+// row at the end when none has it) and returns the row's index.
+func addAmount(rows *[]Amount, key string, row func() Amount, amount int64) int {
+	i := slices.IndexFunc(*rows, func(x Amount) bool { return x.Key == key })
 	if i < 0 {
-		*rows = append(*rows, a)
+		*rows = append(*rows, row())
 		i = len(*rows) - 1
 	}
 	(*rows)[i].Lines++
 	(*rows)[i].AmountMinor += amount
+	return i
+}
+
+// membershipTypes maps a registration's person to the type of their
+// membership in the period, read as plain columns (a big club has some
+// 7,000).
+func (s *Service) membershipTypes(ctx context.Context, periodID int64) (map[[2]int64]int64, error) {
+	rows, err := s.DB().QueryContext(ctx, `SELECT process_instance_id, person_id, membership_type_id FROM memberships
+		WHERE period_id = ? AND process_instance_id IS NOT NULL`, periodID)
+	if err != nil {
+		return nil, fmt.Errorf("load the memberships of paid orders: %w", err)
+	}
+	defer rows.Close()
+	typeOf := map[[2]int64]int64{}
+	for rows.Next() {
+		var instanceID, personID, typeID int64
+		if err := rows.Scan(&instanceID, &personID, &typeID); err != nil {
+			return nil, fmt.Errorf("load the memberships of paid orders: %w", err)
+		}
+		typeOf[[2]int64{instanceID, personID}] = typeID
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load the memberships of paid orders: %w", err)
+	}
+	return typeOf, nil
 }
 
 // reportMoney fills the money received, refunded and owed back, per
