@@ -138,7 +138,42 @@ func (q OpenPaymentQuery) OpenPaymentsSelect(db bun.IDB, now time.Time) *bun.Sel
 }
 
 // OpenPayments lists the unpaid orders q selects, with their households.
-func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []OpenPayment, err error) {
+func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) ([]OpenPayment, error) {
+	rows, err := s.openPayments(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return rows, s.fillOpenPaymentHouseholds(ctx, q.OrganisationID, rows)
+}
+
+// OpenPaymentPage is one page of the open payments list.
+type OpenPaymentPage struct {
+	Rows []OpenPayment
+	// Total counts the rows of every page; Page counts from 1.
+	Total, Page, PageSize, PageCount int
+}
+
+// OpenPaymentsPage is page page (from 1; past the last, the last) of
+// OpenPayments, pageSize rows a page. Only the page's households are
+// read: a club's 1,000 unpaid orders are filtered and sorted whole, but
+// shown and named a page at a time (issue 42).
+func (s *Service) OpenPaymentsPage(ctx context.Context, q OpenPaymentQuery, page, pageSize int) (*OpenPaymentPage, error) {
+	if pageSize <= 0 {
+		return nil, engine.Errorf(engine.CodeInvalid, "page size %d", pageSize)
+	}
+	rows, err := s.openPayments(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	p := &OpenPaymentPage{Total: len(rows), PageSize: pageSize, PageCount: max(1, (len(rows)+pageSize-1)/pageSize)}
+	p.Page = min(max(page, 1), p.PageCount)
+	p.Rows = rows[min(len(rows), (p.Page-1)*pageSize):min(len(rows), p.Page*pageSize)]
+	return p, s.fillOpenPaymentHouseholds(ctx, q.OrganisationID, p.Rows)
+}
+
+// openPayments reads the unpaid orders q selects, filtered and sorted,
+// without their households.
+func (s *Service) openPayments(ctx context.Context, q OpenPaymentQuery) (rows []OpenPayment, err error) {
 	if q.Sort != "" && !slices.Contains(OpenPaymentSorts, q.Sort) {
 		return nil, engine.Errorf(engine.CodeInvalid, "unknown sort order %q", q.Sort)
 	}
@@ -149,16 +184,7 @@ func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []
 	if len(rows) == 0 {
 		return rows, nil
 	}
-	// The households in one more query, as the registrations list does.
-	regs := make([]RegistrationRow, len(rows))
-	for i, r := range rows {
-		regs[i].ID, regs[i].UserKey, regs[i].SelectedJSON = r.RegistrationID, r.UserKey, r.SelectedJSON
-	}
-	if err := s.fillHouseholds(ctx, q.OrganisationID, regs); err != nil {
-		return nil, err
-	}
 	for i := range rows {
-		rows[i].Household = regs[i].Household
 		rows[i].Days = max(0, int(now.Sub(rows[i].CommittedAt.UTC())/(24*time.Hour)))
 	}
 	if err := s.fillOrderMessages(ctx, rows); err != nil {
@@ -172,6 +198,25 @@ func (s *Service) OpenPayments(ctx context.Context, q OpenPaymentQuery) (rows []
 		slices.SortStableFunc(rows, func(a, b OpenPayment) int { return b.Reminders - a.Reminders })
 	}
 	return rows, nil
+}
+
+// fillOpenPaymentHouseholds names the persons of each row's registration
+// in one more query, as the registrations list does.
+func (s *Service) fillOpenPaymentHouseholds(ctx context.Context, orgID int64, rows []OpenPayment) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	regs := make([]RegistrationRow, len(rows))
+	for i, r := range rows {
+		regs[i].ID, regs[i].UserKey, regs[i].SelectedJSON = r.RegistrationID, r.UserKey, r.SelectedJSON
+	}
+	if err := s.fillHouseholds(ctx, orgID, regs); err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].Household = regs[i].Household
+	}
+	return nil
 }
 
 // fillOrderMessages adds the reminders and the newest message of each row

@@ -2,6 +2,7 @@ package staff_test
 
 import (
 	"context"
+	"slices"
 	"fmt"
 	"testing"
 
@@ -66,6 +67,31 @@ func TestOpenPaymentsAtScale(t *testing.T) {
 		newest, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 1, Sort: staff.SortNewest, MinDays: 0})
 		if err != nil || len(newest) != 100 || newest[0].OrderID != rows[99].OrderID {
 			t.Fatalf("newest first: %v", err)
+		}
+		// Pages of 30: four, which together are the list, in its order and
+		// with the same households; a page past the last is the last.
+		var paged []staff.OpenPayment
+		for n := 1; n <= 5; n++ {
+			page, err := staff.Of(svc).OpenPaymentsPage(ctx, staff.OpenPaymentQuery{OrganisationID: 1}, n, 30)
+			if err != nil || page.Total != 100 || page.PageCount != 4 || page.Page != min(n, 4) {
+				t.Fatalf("page %d: %v, %+v", n, err, page)
+			}
+			if n <= 4 {
+				paged = append(paged, page.Rows...)
+			} else if len(page.Rows) != 10 || page.Rows[9].OrderID != rows[99].OrderID {
+				t.Fatalf("page past the last: %d rows", len(page.Rows))
+			}
+		}
+		if len(paged) != len(rows) {
+			t.Fatalf("the pages hold %d rows, the list %d", len(paged), len(rows))
+		}
+		for i := range rows {
+			if paged[i].OrderID != rows[i].OrderID || !slices.Equal(paged[i].Household, rows[i].Household) || paged[i].Reminders != rows[i].Reminders {
+				t.Fatalf("row %d: page %+v, list %+v", i, paged[i], rows[i])
+			}
+		}
+		if _, err := staff.Of(svc).OpenPaymentsPage(ctx, staff.OpenPaymentQuery{OrganisationID: 1}, 1, 0); engine.ErrorCode(err) != engine.CodeInvalid {
+			t.Fatalf("page size 0: %v", err)
 		}
 		if other, err := staff.Of(svc).OpenPayments(ctx, staff.OpenPaymentQuery{OrganisationID: 2}); err != nil || len(other) != 0 {
 			t.Fatalf("another organisation sees %d rows, %v", len(other), err)

@@ -8,6 +8,8 @@ type OpenPaymentsModel struct {
 	Periods, Sorts        []Option
 	Rows                  []OpenPaymentRow
 	CountText             string
+	// PrevURL and NextURL are the neighbouring pages, "" at either end.
+	PrevURL, NextURL string
 	CSVURL                string // "" when the role may not
 	ResendURL             string // the bulk action's address
 	// Today is the capture forms' default booking date (YYYY-MM-DD);

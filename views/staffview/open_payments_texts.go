@@ -10,7 +10,7 @@ import (
 // still owes money, and the payment link sent again to many at once.
 type OpenPaymentTexts struct {
 	NavOpenPayments, Title, Intro, Period, All, MinDays, MinReminders, Sort, SortOldest, SortNewest, SortOwed,
-	SortReminders, Apply, Export, Empty, Count, Select, Registration, Household, Owed, OwedOf, RF,
+	SortReminders, Apply, Export, Empty, Count, PageText, Select, Registration, Household, Owed, OwedOf, RF,
 	Days, Reminders, LastMessage, None, Resend, ResendHint, NoneSelected, Sent string
 }
 

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/clock"
 	"portal/engine/dbtest"
+	"portal/engine/enginetest"
 	"portal/engine/message"
 	"portal/engine/payment"
 	"portal/engine/staff"
@@ -82,6 +84,18 @@ func TestStaffOpenPaymentsList(t *testing.T) {
 		}
 		if p := env.Get(tr, "/staff/open-payments?sort=nonsense"); p.Status != http.StatusBadRequest {
 			t.Errorf("unknown sort: %d", p.Status)
+		}
+		// One page: no page links; a page past the last shows the last; a
+		// page that is not a number is refused.
+		if p := env.Get(tr, "/staff/open-payments?page=3"); p.TestID("open-payment-row").Length() != 1 ||
+			p.TestID("open-payments-next").Length()+p.TestID("open-payments-prev").Length() != 0 {
+			t.Errorf("page past the last: %d rows, links %d/%d", p.TestID("open-payment-row").Length(),
+				p.TestID("open-payments-prev").Length(), p.TestID("open-payments-next").Length())
+		}
+		for _, bad := range []string{"0", "x", "-1"} {
+			if p := env.Get(tr, "/staff/open-payments?page="+bad); p.Status != http.StatusBadRequest {
+				t.Errorf("page=%s: %d", bad, p.Status)
+			}
 		}
 
 		// The CSV has the same row, the formula neutralised.
@@ -152,6 +166,47 @@ func setOrderStatus(t *testing.T, db *bun.DB, id int64, st engine.OrderStatus) {
 // The payment link sent again to the selected registrations: once each
 // however often the form names one, audited as from the registration's
 // page; one no longer waiting for payment is skipped; refused cross-site.
+// TestStaffOpenPaymentsPages: a season of some 115 unpaid orders is
+// listed 100 a page, with the filters kept from page to page; the count
+// names every order; the CSV has them all.
+func TestStaffOpenPaymentsPages(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		env := handlertest.NewStaffBankEnv(t, db, true)
+		enginetest.SeedSeason(t, db, 700)
+		env.AddStaff("treasurer@example.org", staff.RoleTreasurer)
+		all, err := staff.Of(env.Engine).OpenPayments(t.Context(), staff.OpenPaymentQuery{OrganisationID: 1, Sort: staff.SortNewest})
+		if err != nil || len(all) <= 100 || len(all) > 200 {
+			t.Fatalf("%d open payments, %v: want two pages", len(all), err)
+		}
+		tr := env.MustStaffSignIn("treasurer@example.org", "/staff")
+		first := env.Get(tr, "/staff/open-payments?sort=newest")
+		next := first.TestID("open-payments-next").AttrOr("href", "")
+		if n := first.TestID("open-payment-row").Length(); n != 100 || first.TestID("open-payments-prev").Length() != 0 || !strings.Contains(next, "sort=newest") {
+			t.Fatalf("first page: %d rows, next %q", n, next)
+		}
+		if got := first.TestID("open-payments-count").Text(); !strings.Contains(got, strconv.Itoa(len(all))) {
+			t.Errorf("count %q, want %d", got, len(all))
+		}
+		second := env.Get(tr, next)
+		var ids []string
+		for _, p := range []handlertest.Page{first, second} {
+			p.TestID("open-payment-row").Each(func(_ int, r *goquery.Selection) { ids = append(ids, r.AttrOr("data-registration", "")) })
+		}
+		if second.TestID("open-payments-next").Length() != 0 || second.TestID("open-payments-prev").Length() != 1 || len(ids) != len(all) {
+			t.Fatalf("second page: %d rows in all, links %d/%d", len(ids), second.TestID("open-payments-prev").Length(), second.TestID("open-payments-next").Length())
+		}
+		for i, r := range all {
+			if ids[i] != strconv.FormatInt(r.RegistrationID, 10) {
+				t.Fatalf("row %d: registration %s, want %d", i, ids[i], r.RegistrationID)
+			}
+		}
+		res := env.Get(tr, "/staff/open-payments.csv")
+		if recs, err := csv.NewReader(strings.NewReader(string(res.Body))).ReadAll(); err != nil || len(recs) != len(all)+1 {
+			t.Errorf("csv: %d records, %v", len(recs), err)
+		}
+	})
+}
+
 func TestStaffOpenPaymentsResendLinks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		env := handlertest.NewStaffBankEnv(t, db, true)
