@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/uptrace/bun"
 
@@ -181,25 +180,17 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	// scanning them into structs by reflection, description and all, was
 	// most of the report's time (issue 42). A row the setup no longer has
 	// is named after its first line's description, read afterwards.
-	rows, err := s.DB().QueryContext(ctx, `SELECT o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.amount_minor, ol.order_id, ol.line_no
-		FROM order_lines AS ol JOIN orders AS o ON o.id = ol.order_id
-		WHERE o.organisation_id = ? AND o.period_id = ? AND o.status = ?
-		ORDER BY ol.order_id, ol.line_no`, orgID, r.Period.ID, engine.OrderPaid)
-	if err != nil {
-		return fmt.Errorf("load paid order lines: %w", err)
-	}
-	defer rows.Close()
 	type linePos struct{ orderID, lineNo int64 }
 	unnamed := map[int]linePos{} // index in ByRule: the row's first line
 	var sum int64
-	for rows.Next() {
+	err = engine.EachRow(ctx, s.DB(), func(rows *sql.Rows) error {
 		var (
 			instanceID, amount, orderID, lineNo int64
 			personID                            sql.NullInt64
 			kind, code                          sql.RawBytes
 		)
 		if err := rows.Scan(&instanceID, &personID, &kind, &code, &amount, &orderID, &lineNo); err != nil {
-			return fmt.Errorf("load paid order lines: %w", err)
+			return err
 		}
 		sum += amount
 		key, name := "", ""
@@ -213,11 +204,14 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		if r.ByRule[i].Lines == 1 && i >= len(rules) {
 			unnamed[i] = linePos{orderID, lineNo}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, `SELECT o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.amount_minor, ol.order_id, ol.line_no
+		FROM order_lines AS ol JOIN orders AS o ON o.id = ol.order_id
+		WHERE o.organisation_id = ? AND o.period_id = ? AND o.status = ?
+		ORDER BY ol.order_id, ol.line_no`, orgID, r.Period.ID, engine.OrderPaid)
+	if err != nil {
 		return fmt.Errorf("load paid order lines: %w", err)
 	}
-	rows.Close()
 	if len(unnamed) > 0 {
 		var orderIDs []int64
 		for _, p := range unnamed {
@@ -311,21 +305,17 @@ func addAmount(rows *[]Amount, key string, row func() Amount, amount int64) int 
 // membership in the period, read as plain columns (a big club has some
 // 7,000).
 func (s *Service) membershipTypes(ctx context.Context, periodID int64) (map[[2]int64]int64, error) {
-	rows, err := s.DB().QueryContext(ctx, `SELECT process_instance_id, person_id, membership_type_id FROM memberships
-		WHERE period_id = ? AND process_instance_id IS NOT NULL`, periodID)
-	if err != nil {
-		return nil, fmt.Errorf("load the memberships of paid orders: %w", err)
-	}
-	defer rows.Close()
 	typeOf := map[[2]int64]int64{}
-	for rows.Next() {
+	err := engine.EachRow(ctx, s.DB(), func(rows *sql.Rows) error {
 		var instanceID, personID, typeID int64
 		if err := rows.Scan(&instanceID, &personID, &typeID); err != nil {
-			return nil, fmt.Errorf("load the memberships of paid orders: %w", err)
+			return err
 		}
 		typeOf[[2]int64{instanceID, personID}] = typeID
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, `SELECT process_instance_id, person_id, membership_type_id FROM memberships
+		WHERE period_id = ? AND process_instance_id IS NOT NULL`, periodID)
+	if err != nil {
 		return nil, fmt.Errorf("load the memberships of paid orders: %w", err)
 	}
 	return typeOf, nil
@@ -411,16 +401,6 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 // reportMembers counts the period's active and pending memberships by
 // type and by age group at the period's start.
 func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engine.MembershipType) error {
-	var members []struct {
-		TypeID int64                   `bun:"membership_type_id"`
-		Status engine.MembershipStatus `bun:"status"`
-		Born   time.Time               `bun:"date_of_birth"`
-	}
-	if err := s.DB().NewSelect().TableExpr("memberships AS m").Join("JOIN persons AS pe ON pe.id = m.person_id").
-		ColumnExpr("m.membership_type_id, m.status, pe.date_of_birth").
-		Where("m.period_id = ? AND m.status IN (?, ?)", r.Period.ID, engine.MembershipPending, engine.MembershipActive).Scan(ctx, &members); err != nil {
-		return fmt.Errorf("count members: %w", err)
-	}
 	for _, t := range types {
 		r.MembersByType = append(r.MembersByType, Members{Key: t.Code, Name: t.Name, Texts: t.NameTexts})
 	}
@@ -438,22 +418,37 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 			row.Pending++
 		}
 	}
-	for _, m := range members {
-		if st := m.Status; st == engine.MembershipActive {
+	err := engine.EachRow(ctx, s.DB(), func(rows *sql.Rows) error {
+		var (
+			typeID int64
+			status sql.RawBytes
+			born   engine.Date
+		)
+		if err := rows.Scan(&typeID, &status, &born); err != nil {
+			return err
+		}
+		st := engine.MembershipPending
+		if string(status) == string(engine.MembershipActive) {
+			st = engine.MembershipActive
 			r.ActiveMembers++
 		} else {
 			r.PendingMembers++
 		}
-		if i, ok := typeIndex[m.TypeID]; ok {
-			count(&r.MembersByType[i], m.Status)
+		if i, ok := typeIndex[typeID]; ok {
+			count(&r.MembersByType[i], st)
 		}
-		age := definition.AgeAt(m.Born, r.Period.StartDate)
+		age := definition.AgeAt(born.Time, r.Period.StartDate)
 		for i, g := range staff.AgeGroups {
 			if age < g.Below {
-				count(&r.MembersByAge[i], m.Status)
+				count(&r.MembersByAge[i], st)
 				break
 			}
 		}
+		return nil
+	}, `SELECT m.membership_type_id, m.status, pe.date_of_birth FROM memberships AS m JOIN persons AS pe ON pe.id = m.person_id
+		WHERE m.period_id = ? AND m.status IN (?, ?)`, r.Period.ID, engine.MembershipPending, engine.MembershipActive)
+	if err != nil {
+		return fmt.Errorf("count members: %w", err)
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package report_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"portal/engine"
 	"portal/engine/dbtest"
+	"portal/engine/definition"
 	"portal/engine/enginetest"
 	"portal/engine/payment"
 	"portal/engine/report"
@@ -221,6 +223,66 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 		}
 		if typed != r.ActiveMembers+r.PendingMembers || aged != typed || r.PendingMembers != 4 {
 			t.Errorf("members: by type %d, by age %d, active %d, pending %d", typed, aged, r.ActiveMembers, r.PendingMembers)
+		}
+		// The age groups again, from the persons as bun reads them: the
+		// report scans birth dates as plain columns (engine.Date).
+		var live []struct {
+			Status engine.MembershipStatus `bun:"status"`
+			Born   time.Time               `bun:"date_of_birth"`
+		}
+		if err := db.NewSelect().TableExpr("memberships AS m").Join("JOIN persons AS pe ON pe.id = m.person_id").ColumnExpr("m.status, pe.date_of_birth").
+			Where("m.period_id = ? AND m.status IN (?, ?)", period, engine.MembershipPending, engine.MembershipActive).Scan(f.Ctx, &live); err != nil {
+			t.Fatal(err)
+		}
+		byAge := make([]report.Members, len(staff.AgeGroups))
+		for _, m := range live {
+			age := definition.AgeAt(m.Born, r.Period.StartDate)
+			i := slices.IndexFunc(staff.AgeGroups, func(g struct {
+				Name  string
+				Below int
+			}) bool {
+				return age < g.Below
+			})
+			if m.Status == engine.MembershipActive {
+				byAge[i].Active++
+			} else {
+				byAge[i].Pending++
+			}
+		}
+		for i, m := range r.MembersByAge {
+			if m.Active != byAge[i].Active || m.Pending != byAge[i].Pending {
+				t.Errorf("age group %s: report %d active, %d pending; persons %d, %d", m.Name, m.Active, m.Pending, byAge[i].Active, byAge[i].Pending)
+			}
+		}
+		// The overview says the same of the period's money and members:
+		// one definition on both pages.
+		o, err := staff.Of(f.Svc).SeasonOverview(f.Ctx, 1, period)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.ReceivedMinor != r.ReceivedMinor || o.RefundedMinor != r.RefundedMinor {
+			t.Errorf("overview: received %d, refunded %d; report %d, %d", o.ReceivedMinor, o.RefundedMinor, r.ReceivedMinor, r.RefundedMinor)
+		}
+		for i, m := range r.MembersByAge {
+			if o.ByAge[i].Count != m.Active+m.Pending || o.ByAge[i].Pending != m.Pending {
+				t.Errorf("overview age group %s: %+v, report %+v", m.Name, o.ByAge[i], m)
+			}
+		}
+		overviewTyped := map[string]staff.NamedCount{}
+		for _, c := range o.ByType {
+			overviewTyped[c.Name] = c
+		}
+		for _, m := range r.MembersByType {
+			if c := overviewTyped[m.Name]; c.Count != m.Active+m.Pending || c.Pending != m.Pending {
+				t.Errorf("overview type %s: %+v, report %+v", m.Name, c, m)
+			}
+		}
+		var paidToday int
+		for _, d := range o.Days {
+			paidToday += d.Payments
+		}
+		if n := sqlSum(t, db, "SELECT COUNT(*) FROM payments p JOIN orders o ON o.id = p.order_id WHERE o.period_id = ? AND p.status = ?", period, engine.PaymentSucceeded); int64(paidToday) != n || n == 0 {
+			t.Errorf("overview: %d payments in the chart, %d succeeded", paidToday, n)
 		}
 		if _, err := report.Of(f.Svc).YearReport(f.Ctx, 2, engine.DemoPeriodID); engine.ErrorCode(err) != engine.CodeNotFound {
 			t.Errorf("another organisation's period: %v", err)

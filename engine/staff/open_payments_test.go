@@ -2,8 +2,8 @@ package staff_test
 
 import (
 	"context"
-	"slices"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/uptrace/bun"
