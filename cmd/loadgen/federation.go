@@ -50,8 +50,8 @@ type fedOptions struct {
 	paced         int
 	openingWindow time.Duration
 	openingThink  time.Duration
-	staff       int
-	staffRounds int
+	staff         int
+	staffRounds   int
 	// staffThink is each staff member's pause between two pages (spread
 	// over 0.5x to 1.5x); 0, the default, loads them without a pause.
 	staffThink time.Duration

@@ -10,8 +10,8 @@ type OpenPaymentsModel struct {
 	CountText             string
 	// PrevURL and NextURL are the neighbouring pages, "" at either end.
 	PrevURL, NextURL string
-	CSVURL                string // "" when the role may not
-	ResendURL             string // the bulk action's address
+	CSVURL           string // "" when the role may not
+	ResendURL        string // the bulk action's address
 	// Today is the capture forms' default booking date (YYYY-MM-DD);
 	// CaptureBack their back= field, which brings the result here.
 	Today, CaptureBack string
