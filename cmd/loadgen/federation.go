@@ -52,8 +52,9 @@ type fedOptions struct {
 	openingThink  time.Duration
 	staff         int
 	staffRounds   int
-	// staffThink is each staff member's pause between two pages (spread
-	// over 0.5x to 1.5x); 0, the default, loads them without a pause.
+	// staffThink is each staff member's mean pause between two pages
+	// (spread over 0.5x to 1.5x; default 3 s): staff read what they
+	// loaded. 0 loads them without a pause, which saturates two cores.
 	staffThink time.Duration
 	doc        string
 	workdir    string
