@@ -50,8 +50,11 @@ type fedOptions struct {
 	paced         int
 	openingWindow time.Duration
 	openingThink  time.Duration
-	staff         int
-	staffRounds   int
+	// nightThink is the nightly jobs' step loop members' mean pause
+	// before each answer (0: a closed loop, as fast as answered).
+	nightThink  time.Duration
+	staff       int
+	staffRounds int
 	// staffThink is each staff member's mean pause between two pages
 	// (spread over 0.5x to 1.5x; default 3 s): staff read what they
 	// loaded. 0 loads them without a pause, which saturates two cores.
@@ -173,11 +176,18 @@ func runFederation(ctx context.Context, o options, f fedOptions) error {
 		if f.only != "" && !strings.Contains(s.name, f.only) {
 			continue
 		}
-		if f.only != "" && i > 1 {
-			// A phase run alone starts, as in the whole run, once the
-			// mail its server's first schedules queued has gone.
-			if _, _, err := r.drainJobs(ctx, 30*time.Minute); err != nil {
+		if i > 1 {
+			// Each of the day's phases starts once the job workers have
+			// sent what the phases before queued (the night's mail, the
+			// opening's confirmations), so that none is measured against
+			// another's mail; a phase run alone waits for what its
+			// server's first schedules queued.
+			n, took, err := r.drainJobs(ctx, 30*time.Minute)
+			if err != nil {
 				return err
+			}
+			if n > 0 {
+				r.note("Before the %s the job workers finished %d jobs in %s.", s.name, n, secs(took))
 			}
 		}
 		r.loadAverage("before the " + s.name)
@@ -366,6 +376,14 @@ func (r *fedRun) backgroundSteps(lastStep int, stop <-chan struct{}) func() ([]t
 					return
 				default:
 				}
+				if r.f.nightThink > 0 {
+					// Members who read the question before answering.
+					select {
+					case <-stop:
+						continue
+					case <-time.After(time.Duration(float64(r.f.nightThink) * (0.5 + mrand.Float64()))):
+					}
+				}
 				if f.Step >= lastStep {
 					if _, _, _, err = m.call(http.MethodPost, "/api/forms/processes/"+f.ProcessID+"/reset", map[string]any{}, 200); err != nil {
 						break
@@ -391,6 +409,14 @@ func (r *fedRun) backgroundSteps(lastStep int, stop <-chan struct{}) func() ([]t
 		wg.Wait()
 		return samples, failure
 	}
+}
+
+// loopPace says how the step loop's members answer.
+func loopPace(think time.Duration) string {
+	if think <= 0 {
+		return "in a closed loop, as fast as answered"
+	}
+	return fmt.Sprintf("each pausing %s on average before an answer", think)
 }
 
 // committingStep runs one flow of a demo member alone and returns the
@@ -551,7 +577,7 @@ func (r *fedRun) nightlyJobs(ctx context.Context) error {
 		r.add("nightly job "+kind, fmt.Sprintf("%s (%s); step p99 %s (%d next)", secs(took), outcome(w), ms(p99), n), ref,
 			"< 60 s; step p99 < 50 ms", took < time.Minute && w.state == "succeeded" && !w.failures && (n == 0 || p99 < 50*time.Millisecond), true)
 	}
-	r.note("Nightly jobs: the server's schedules queue every scheduled kind at its start, as at midnight, over the whole federation (the first night: every backlog at once); the job workers run them while %d members of the demo club answer questions in a closed loop; each job's time is from seen running to seen finished (the jobs table polled every 50 ms), and its step p99 is over the next answered meanwhile. The night left %d jobs queued (mostly the members' reminder and renewal mails), which the workers send before the day's phases (the night's mail).", r.o.members, left)
+	r.note("Nightly jobs: the server's schedules queue every scheduled kind at its start, as at midnight, over the whole federation (the first night: every backlog at once); the job workers run them while %d members of the demo club answer questions (%s); each job's time is from seen running to seen finished (the jobs table polled every 50 ms), and its step p99 is over the next answered meanwhile. The night left %d jobs queued (mostly the members' reminder and renewal mails), which the workers send before the day's phases (the night's mail).", r.o.members, loopPace(r.f.nightThink), left)
 	return nil
 }
 

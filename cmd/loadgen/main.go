@@ -93,6 +93,7 @@ func run() error {
 	flag.IntVar(&f.paced, "opening-paced", 2000, "federation: how many of the opening's households arrive at the season's pace (all of them over -opening-window) before the rest register as fast as answered (0: none)")
 	flag.DurationVar(&f.openingWindow, "opening-window", 10*time.Minute, "federation: the season opening's window: the households' arrivals are spread over it (0: no paced part)")
 	flag.DurationVar(&f.openingThink, "opening-think", 400*time.Millisecond, "federation: a paced household's mean pause before each answer, spread over 0.5x to 1.5x")
+	flag.DurationVar(&f.nightThink, "night-think", 400*time.Millisecond, "federation: the nightly jobs' step loop: each member's mean pause before an answer, spread over 0.5x to 1.5x (0: a closed loop, as fast as answered, which saturates two cores)")
 	flag.IntVar(&f.staff, "staff", 16, "federation: staff loading pages at once")
 	flag.IntVar(&f.staffRounds, "staff-rounds", 3, "federation: rounds of every staff page per staff member")
 	flag.DurationVar(&f.staffThink, "staff-think", 3*time.Second, "federation: each staff member's mean pause between pages, spread over 0.5x to 1.5x: staff read the page they loaded (0: none, the pages one after the other as fast as answered, which saturates two cores)")

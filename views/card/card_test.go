@@ -46,3 +46,14 @@ func TestRenderIsAStablePDF(t *testing.T) {
 		t.Errorf("card is %d bytes", len(a))
 	}
 }
+
+// BenchmarkRender renders one card: a season opening sends one per
+// member, some 20,000 for a federation's 10,000 households.
+func BenchmarkRender(b *testing.B) {
+	m := model()
+	for b.Loop() {
+		if _, err := card.Render(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
