@@ -437,12 +437,8 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 		if i, ok := typeIndex[typeID]; ok {
 			count(&r.MembersByType[i], st)
 		}
-		age := definition.AgeAt(born.Time, r.Period.StartDate)
-		for i, g := range staff.AgeGroups {
-			if age < g.Below {
-				count(&r.MembersByAge[i], st)
-				break
-			}
+		if i := staff.AgeGroupAt(born.Time, r.Period.StartDate); i >= 0 {
+			count(&r.MembersByAge[i], st)
 		}
 		return nil
 	}, `SELECT m.membership_type_id, m.status, pe.date_of_birth FROM memberships AS m JOIN persons AS pe ON pe.id = m.person_id

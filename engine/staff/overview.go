@@ -56,6 +56,18 @@ var AgeGroups = []struct {
 	Below int
 }{{"under 12", 12}, {"12–17", 18}, {"18–25", 26}, {"26–64", 65}, {"65 and over", 1000}}
 
+// AgeGroupAt is the index in AgeGroups of a person born on born, by their
+// age on day at (a period's start); -1 when no group takes that age.
+func AgeGroupAt(born, at time.Time) int {
+	age := definition.AgeAt(born, at)
+	for i, g := range AgeGroups {
+		if age < g.Below {
+			return i
+		}
+	}
+	return -1
+}
+
 // SeasonOverview gathers the overview of one period of an organisation.
 func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o *SeasonOverview, err error) {
 	o = &SeasonOverview{ByState: map[RegistrationState]int{}}
@@ -97,13 +109,9 @@ func (s *Service) SeasonOverview(ctx context.Context, orgID, periodID int64) (o 
 		}
 		t.Count++
 		t.Pending += pending
-		age := definition.AgeAt(born.Time, o.Period.StartDate)
-		for i, g := range AgeGroups {
-			if age < g.Below {
-				byAge[i].Count++
-				byAge[i].Pending += pending
-				break
-			}
+		if i := AgeGroupAt(born.Time, o.Period.StartDate); i >= 0 {
+			byAge[i].Count++
+			byAge[i].Pending += pending
 		}
 		return nil
 	}, `SELECT t.name, pe.date_of_birth, m.status FROM memberships AS m
