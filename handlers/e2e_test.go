@@ -377,7 +377,9 @@ func (b *e2eBrowser) settled() {
 	if !b.js {
 		return
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	// As long as any other action may take: beside the volume tests and the
+	// calendar on two cores, 5 s was seen to run out on a page that settled.
+	ctx, cancel := context.WithTimeout(b.ctx, e2eActionTimeout)
 	defer cancel()
 	// A page is visible before its deferred scripts have run: wait for the
 	// load to finish too, or htmx may not be there yet on a busy machine.
@@ -418,7 +420,7 @@ func (b *e2eBrowser) checked(sel string) bool {
 // the portal's script moves focus to the error summary or the heading.
 func (b *e2eBrowser) waitFocus(sel string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, e2eActionTimeout)
 	defer cancel()
 	expr := fmt.Sprintf("document.activeElement && document.activeElement.matches(%q)", sel)
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,7 @@ func cards(ctx context.Context, d Deps, c *message.Confirmation, l lang.Language
 		if mem.Membership.ActivatedAt != nil {
 			issued = *mem.Membership.ActivatedAt
 		}
-		pdf, err := card.Render(card.Model{
+		pdf, err := renderCard(ctx, card.Model{
 			Club: c.Organisation.Name, Name: mem.Person.FirstName + " " + mem.Person.LastName, Type: mem.Type.Name,
 			Period: c.Period.Name, ValidFrom: c.Period.StartDate, ValidTo: c.Period.EndDate,
 			VerifyURL: base + "/verify/" + tokens[mem.Membership.ID], Issued: issued,
@@ -133,12 +134,35 @@ func cards(ctx context.Context, d Deps, c *message.Confirmation, l lang.Language
 				Valid: l.T("card_valid"), Scan: l.T("card_scan")},
 			Dates: l.Date(c.Period.StartDate) + " – " + l.Date(c.Period.EndDate),
 		})
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return nil, err
+		}
 		if err != nil {
 			return nil, jobs.Permanent(err)
 		}
 		out = append(out, mail.Attachment{Name: cardFileName(mem.Person), ContentType: "application/pdf", Data: pdf})
 	}
 	return out, nil
+}
+
+// cardRenderers admits one card at a time per two cores of this
+// instance. A card is some 25 ms of CPU and 17 MB of garbage (fpdf parses
+// and subsets the embedded font for every document), and a paid household
+// gets one per member: with every job worker rendering cards, a season
+// opening's confirmations took the cores the member pages answer on (the
+// step p99 of issue 42's opening doubled). Confirmations wait a little in
+// the queue instead; pages do not.
+var cardRenderers = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+
+// renderCard renders m once a renderer is free, or gives up with ctx.
+func renderCard(ctx context.Context, m card.Model) ([]byte, error) {
+	select {
+	case cardRenderers <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-cardRenderers }()
+	return card.Render(m)
 }
 
 // cardFileName is a plain ASCII file name for a person's card.

@@ -2,8 +2,11 @@ package card_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledongthuc/pdf"
 
 	"portal/views/card"
 )
@@ -44,6 +47,44 @@ func TestRenderIsAStablePDF(t *testing.T) {
 	// The embedded font is a subset: a card stays small enough to attach.
 	if len(a) > 200_000 {
 		t.Errorf("card is %d bytes", len(a))
+	}
+}
+
+// TestRenderFitsThePage reads the card back: a landscape page, every text
+// on it, each inside the page (a card once came out portrait, its QR code
+// and caption beyond the right edge).
+func TestRenderFitsThePage(t *testing.T) {
+	m := model()
+	m.Name = "Zoë Ørsted-Łukasz Ελένη Наталья"
+	b, err := card.Render(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pdf.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := r.Page(1)
+	box := page.V.Key("MediaBox")
+	for v := page.V; box.Len() < 4 && !v.IsNull(); v = v.Key("Parent") {
+		box = v.Key("MediaBox") // inherited from the page tree
+	}
+	width, height := box.Index(2).Float64(), box.Index(3).Float64()
+	if width <= height {
+		t.Fatalf("the card is %.0f × %.0f pt: not landscape", width, height)
+	}
+	var text strings.Builder
+	for _, s := range page.Content().Text {
+		if s.X < 0 || s.X+s.W > width || s.Y < 0 || s.Y > height {
+			t.Errorf("%q at (%.0f, %.0f) is outside the %.0f × %.0f page", s.S, s.X, s.Y, width, height)
+		}
+		text.WriteString(s.S)
+	}
+	// The reader decodes Latin-1 only; poppler's pdftotext reads the rest.
+	for _, want := range []string{"Riverside Rowing Club", "Zoë Ørsted-", "Scan to verify"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the card's text lacks %q: %s", want, text.String())
+		}
 	}
 }
 

@@ -6,7 +6,10 @@ package fonts
 
 import (
 	_ "embed"
+	"fmt"
 	"strings"
+
+	"codeberg.org/go-pdf/fpdf"
 )
 
 var (
@@ -27,4 +30,25 @@ func Clean(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// Family is the font family Add gives the PDF: SetFont(Family, "" or "B").
+const Family = "DejaVu"
+
+// Add adds DejaVu Sans, regular and bold, to pdf as Family, each cut to
+// printable ASCII and the characters of texts (Subset): pass every text
+// the document prints, separators included. A character left out prints
+// as nothing.
+func Add(pdf *fpdf.Fpdf, texts ...string) error {
+	regular, err := Subset(Regular, texts...)
+	if err != nil {
+		return fmt.Errorf("PDF font: %w", err)
+	}
+	bold, err := Subset(Bold, texts...)
+	if err != nil {
+		return fmt.Errorf("PDF font: %w", err)
+	}
+	pdf.AddUTF8FontFromBytes(Family, "", regular)
+	pdf.AddUTF8FontFromBytes(Family, "B", bold)
+	return pdf.Error()
 }

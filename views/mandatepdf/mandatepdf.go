@@ -46,8 +46,13 @@ func Render(m Model) ([]byte, error) {
 	pdf.SetCatalogSort(true)
 	pdf.SetProducer("portal", true)
 	pdf.SetTitle(fonts.Clean(m.Title), true)
-	pdf.AddUTF8FontFromBytes("DejaVu", "", fonts.Regular)
-	pdf.AddUTF8FontFromBytes("DejaVu", "B", fonts.Bold)
+	texts := []string{m.Title, m.TextHeading, m.Text, m.Note}
+	for _, f := range m.Fields {
+		texts = append(texts, f.Label, f.Value)
+	}
+	if err := fonts.Add(pdf, texts...); err != nil {
+		return nil, fmt.Errorf("mandate PDF: %w", err)
+	}
 	pdf.SetMargins(20, 20, 20)
 	pdf.SetAutoPageBreak(true, 20)
 	pdf.AddPage()

@@ -10,6 +10,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
@@ -113,8 +114,9 @@ func RenderPDF(d Doc) ([]byte, error) {
 	pdf.SetCatalogSort(true)
 	pdf.SetProducer("portal", true)
 	pdf.SetTitle(fonts.Clean(d.Title+" – "+d.Period), true)
-	pdf.AddUTF8FontFromBytes("DejaVu", "", fonts.Regular)
-	pdf.AddUTF8FontFromBytes("DejaVu", "B", fonts.Bold)
+	if err := fonts.Add(pdf, d.texts()...); err != nil {
+		return nil, fmt.Errorf("year report PDF: %w", err)
+	}
 	pdf.SetMargins(18, 18, 18)
 	pdf.SetAutoPageBreak(true, 18)
 	pdf.SetFooterFunc(func() {
@@ -147,6 +149,25 @@ func RenderPDF(d Doc) ([]byte, error) {
 		return nil, fmt.Errorf("year report PDF: %w", err)
 	}
 	return out.Bytes(), nil
+}
+
+// texts is every text the PDF may print, for the fonts' cut: the Doc's,
+// the separators, the page numbers' digits (in ASCII) and the ellipsis of
+// a shortened label.
+func (d Doc) texts() []string {
+	out := []string{d.Club, d.Title, d.Period, d.Dates, d.Generated, " – · …"}
+	out = append(out, d.Notes...)
+	for _, t := range d.Tables {
+		out = append(out, t.Title)
+		out = append(out, t.Columns...)
+		for _, r := range slices.Concat(t.Rows, totalOrNone(t.Total)) {
+			out = append(out, r.Label)
+			for _, c := range r.Cells {
+				out = append(out, c.Text)
+			}
+		}
+	}
+	return out
 }
 
 // printTable prints one section: the figure columns as wide as their
