@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/sync/errgroup"
 
 	"portal/engine"
 	"portal/engine/definition"
@@ -122,26 +123,36 @@ func (s *Service) YearReport(ctx context.Context, orgID, periodID int64) (r *Yea
 	if err := s.DB().NewSelect().Model(&types).Where("organisation_id = ?", orgID).Order("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("load membership types: %w", err)
 	}
-	if err := s.reportPaidOrders(ctx, r, orgID, types); err != nil {
+	// The four parts read on connections of their own at once: each
+	// fills fields of r no other touches, and a club of 5,000
+	// registrations made the report some 60 ms of statements one after
+	// the other (issue 42). SQLite's one connection takes them in turn;
+	// none runs inside a transaction.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.reportPaidOrders(gctx, r, orgID, types) })
+	g.Go(func() error { return s.reportMoney(gctx, r, orgID) })
+	g.Go(func() error { return s.reportOpenOrders(gctx, r, orgID) })
+	g.Go(func() error { return s.reportMembers(gctx, r, types) })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if err := s.reportMoney(ctx, r, orgID); err != nil {
-		return nil, err
-	}
+	return r, nil
+}
+
+// reportOpenOrders fills the orders waiting for payment and what they
+// still owe, as the open payments list counts them.
+func (s *Service) reportOpenOrders(ctx context.Context, r *YearReport, orgID int64) error {
 	var open struct {
 		N    int   `bun:"n"`
 		Owed int64 `bun:"owed"`
 	}
-	q := staff.OpenPaymentQuery{OrganisationID: orgID, PeriodID: periodID}
+	q := staff.OpenPaymentQuery{OrganisationID: orgID, PeriodID: r.Period.ID}
 	if err := s.DB().NewSelect().TableExpr("(?) AS op", q.OpenPaymentsSelect(s.DB(), s.Clock().UTC())).
 		ColumnExpr("COUNT(*) AS n, COALESCE(SUM(op.owed_minor), 0) AS owed").Scan(ctx, &open); err != nil {
-		return nil, fmt.Errorf("sum open orders: %w", err)
+		return fmt.Errorf("sum open orders: %w", err)
 	}
 	r.OpenOrders, r.OutstandingMinor = open.N, open.Owed
-	if err := s.reportMembers(ctx, r, types); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return nil
 }
 
 // reportPaidOrders fills the paid orders and their breakdowns.
