@@ -38,7 +38,7 @@ const Family = "DejaVu"
 // Add adds DejaVu Sans, regular and bold, to pdf as Family, each cut to
 // printable ASCII and the characters of texts (Subset): pass every text
 // the document prints, separators included. A character left out prints
-// as nothing.
+// as the font's empty box (.notdef).
 func Add(pdf *fpdf.Fpdf, texts ...string) error {
 	regular, err := Subset(Regular, texts...)
 	if err != nil {

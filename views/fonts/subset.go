@@ -30,27 +30,34 @@ func Subset(font []byte, texts ...string) ([]byte, error) {
 	return src.subset(texts)
 }
 
+// fontKey names a font's bytes by where they are and how many: Regular
+// and Bold are the same slices for the life of the process.
+type fontKey struct {
+	first *byte
+	size  int
+}
+
 var (
 	parsedMu    sync.Mutex
-	parsedFonts = map[*byte]*trueType{}
+	parsedFonts = map[fontKey]*trueType{}
 )
 
-// parsed is font's parse, made once: Regular and Bold are the same
-// slices for the life of the process.
+// parsed is font's parse, made once per font.
 func parsed(font []byte) (*trueType, error) {
 	if len(font) == 0 {
 		return nil, errors.New("fonts: empty font")
 	}
+	key := fontKey{&font[0], len(font)}
 	parsedMu.Lock()
 	defer parsedMu.Unlock()
-	if t, ok := parsedFonts[&font[0]]; ok {
+	if t, ok := parsedFonts[key]; ok {
 		return t, nil
 	}
 	t, err := parseTrueType(font)
 	if err != nil {
 		return nil, err
 	}
-	parsedFonts[&font[0]] = t
+	parsedFonts[key] = t
 	return t, nil
 }
 
