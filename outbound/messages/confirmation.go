@@ -134,11 +134,8 @@ func cards(ctx context.Context, d Deps, c *message.Confirmation, l lang.Language
 				Valid: l.T("card_valid"), Scan: l.T("card_scan")},
 			Dates: l.Date(c.Period.StartDate) + " – " + l.Date(c.Period.EndDate),
 		})
-		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
-			return nil, err
-		}
 		if err != nil {
-			return nil, jobs.Permanent(err)
+			return nil, err
 		}
 		out = append(out, mail.Attachment{Name: cardFileName(mem.Person), ContentType: "application/pdf", Data: pdf})
 	}
@@ -154,7 +151,9 @@ func cards(ctx context.Context, d Deps, c *message.Confirmation, l lang.Language
 // pages do not.
 var cardRenderers = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
 
-// renderCard renders m once a renderer is free, or gives up with ctx.
+// renderCard renders m once a renderer is free, or gives up with ctx (the
+// job tries again). A card that does not render never will: that error is
+// permanent.
 func renderCard(ctx context.Context, m card.Model) ([]byte, error) {
 	select {
 	case cardRenderers <- struct{}{}:
@@ -162,7 +161,11 @@ func renderCard(ctx context.Context, m card.Model) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-cardRenderers }()
-	return card.Render(m)
+	pdf, err := card.Render(m)
+	if err != nil {
+		return nil, jobs.Permanent(err)
+	}
+	return pdf, nil
 }
 
 // cardFileName is a plain ASCII file name for a person's card.

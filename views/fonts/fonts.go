@@ -32,10 +32,8 @@ func Clean(s string) string {
 	}, s)
 }
 
-// Family is the font family Add gives the PDF: SetFont(Family, "" or "B").
-const Family = "DejaVu"
-
-// Add adds DejaVu Sans, regular and bold, to pdf as Family, each cut to
+// Add adds DejaVu Sans, regular and bold, to pdf as the family "DejaVu"
+// (SetFont("DejaVu", "" or "B", size)), each cut to
 // printable ASCII and the characters of texts (Subset): pass every text
 // the document prints, separators included. A character left out prints
 // as the font's empty box (.notdef).
@@ -48,7 +46,7 @@ func Add(pdf *fpdf.Fpdf, texts ...string) error {
 	if err != nil {
 		return fmt.Errorf("PDF font: %w", err)
 	}
-	pdf.AddUTF8FontFromBytes(Family, "", regular)
-	pdf.AddUTF8FontFromBytes(Family, "B", bold)
+	pdf.AddUTF8FontFromBytes("DejaVu", "", regular)
+	pdf.AddUTF8FontFromBytes("DejaVu", "B", bold)
 	return pdf.Error()
 }
