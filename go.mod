@@ -33,6 +33,8 @@ require github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 
 require golang.org/x/image v0.41.0
 
+require rsc.io/qr v0.2.0 // indirect
+
 require (
 	cloud.google.com/go v0.123.0 // indirect
 	github.com/PuerkitoBio/goquery v1.13.0

@@ -143,12 +143,12 @@ func cards(ctx context.Context, d Deps, c *message.Confirmation, l lang.Language
 }
 
 // cardRenderers admits one card at a time per two cores of this instance
-// (as GOMAXPROCS says when the process starts). A card is some 13 ms of
-// CPU and 10 MB of garbage, and a paid household gets one per member:
-// with every job worker rendering cards, a season opening's confirmations
-// took the cores the member pages answer on (the step p99 of issue 42's
-// opening doubled). Confirmations wait a little in the queue instead;
-// pages do not.
+// (as GOMAXPROCS says when the process starts). A paid household gets a
+// card per member: when a card was 13 ms of CPU and 10 MB of garbage and
+// every job worker rendered cards, a season opening's confirmations took
+// the cores the member pages answer on (the step p99 of issue 42's
+// opening doubled). Now about 1 ms, a card still should not crowd out a
+// member's page: confirmations wait a little in the queue instead.
 var cardRenderers = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
 
 // renderCard renders m once a renderer is free, or gives up with ctx (the

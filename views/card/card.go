@@ -1,21 +1,18 @@
-// Package card renders a membership card as a PDF (codeberg.org/go-pdf/fpdf)
-// with a QR code (github.com/boombuler/barcode) that links to the card's
+// Package card renders a membership card as a one-page PDF (views/pdfpage)
+// with a QR code (code.go) that links to the card's
 // public verification page. Output is deterministic: the same card gives
 // the same bytes (fixed creation date, no random ids), so a message sent
 // again carries an identical attachment.
 package card
 
 import (
-	"bytes"
 	"fmt"
-	"image"
-	"image/color"
+	"strings"
 	"time"
-
-	"codeberg.org/go-pdf/fpdf"
-	"github.com/boombuler/barcode/qr"
+	"unicode/utf8"
 
 	"portal/views/fonts"
+	"portal/views/pdfpage"
 )
 
 // Model is what a card shows.
@@ -48,74 +45,118 @@ var english = Texts{Title: "Membership card", Membership: "Membership", Period: 
 // Render returns the card as a PDF of credit-card proportions (85.6 × 54 mm
 // scaled up to 171.2 × 108 mm, easy to read on a phone and to print).
 func Render(m Model) ([]byte, error) {
-	// "P" keeps the size as given (wider than tall); fpdf's "L" swaps the
-	// two sides, which had put the QR code beyond the page's right edge.
-	pdf := fpdf.NewCustom(&fpdf.InitType{UnitStr: "mm", Size: fpdf.SizeType{Wd: 171.2, Ht: 108}, OrientationStr: "P"})
-	pdf.SetCreationDate(m.Issued.UTC())
-	pdf.SetModificationDate(m.Issued.UTC())
-	pdf.SetCatalogSort(true)
-	pdf.SetProducer("portal", true)
 	if m.Texts == (Texts{}) {
 		m.Texts = english
 	}
 	if m.Dates == "" {
 		m.Dates = m.ValidFrom.Format("2 Jan 2006") + " – " + m.ValidTo.Format("2 Jan 2006")
 	}
-	pdf.SetTitle(clean(m.Texts.Title+" "+m.Name), true)
-	pdf.SetAutoPageBreak(false, 0)
-	pdf.SetMargins(0, 0, 0)
-	if err := fonts.Add(pdf, m.Club, m.Name, m.Type, m.Period, m.Dates, m.Texts.Title, m.Texts.Membership, m.Texts.Period, m.Texts.Valid, m.Texts.Scan); err != nil {
+	club, name := clean(m.Club), clean(m.Name)
+	texts := []string{club, name, clean(m.Type), clean(m.Period), clean(m.Dates), m.Texts.Title, m.Texts.Membership, m.Texts.Period, m.Texts.Valid, m.Texts.Scan, ellipsis}
+	regularCut, err := fonts.Cut(fonts.Regular, texts...)
+	if err != nil {
 		return nil, fmt.Errorf("card: %w", err)
 	}
-	pdf.AddPage()
+	boldCut, err := fonts.Cut(fonts.Bold, texts...)
+	if err != nil {
+		return nil, fmt.Errorf("card: %w", err)
+	}
+	page := pdfpage.New(width, height)
+	regular, bold := page.AddFont(regularCut), page.AddFont(boldCut)
 
 	// A band with the club's name, then the member on the left and the QR
 	// code on the right.
-	pdf.SetFillColor(31, 85, 112) // brand-700
-	pdf.Rect(0, 0, 171.2, 24, "F")
-	pdf.SetTextColor(255, 255, 255)
-	pdf.SetFont("DejaVu", "B", 16)
-	pdf.SetXY(10, 6)
-	pdf.CellFormat(151, 8, clean(m.Club), "", 0, "L", false, 0, "")
-	pdf.SetFont("DejaVu", "", 10)
-	pdf.SetXY(10, 14)
-	pdf.CellFormat(151, 6, m.Texts.Title, "", 0, "L", false, 0, "")
+	page.FillRect(0, 0, width, 24, brand)
+	cell(page, bold, 16, white, 10, 6, 151, 8, club, false)
+	cell(page, regular, 10, white, 10, 14, 151, 6, m.Texts.Title, false)
 
-	pdf.SetTextColor(30, 41, 59)
-	pdf.SetFont("DejaVu", "B", 18)
-	pdf.SetXY(10, 34)
-	pdf.MultiCell(100, 8, clean(m.Name), "", "L", false)
-	y := pdf.GetY() + 3
+	y := 34.0
+	for _, line := range nameLines(bold, name) {
+		cell(page, bold, line.size, ink, 10, y, 100, line.height, line.text, false)
+		y += line.height
+	}
+	y += 3
 	rows := [][2]string{
 		{m.Texts.Membership, m.Type},
 		{m.Texts.Period, m.Period},
 		{m.Texts.Valid, m.Dates},
 	}
 	for _, r := range rows {
-		pdf.SetFont("DejaVu", "", 9)
-		pdf.SetXY(10, y)
-		pdf.CellFormat(100, 5, r[0], "", 0, "L", false, 0, "")
-		pdf.SetFont("DejaVu", "B", 12)
-		pdf.SetXY(10, y+5)
-		pdf.CellFormat(100, 6, clean(r[1]), "", 0, "L", false, 0, "")
+		cell(page, regular, 9, ink, 10, y, 100, 5, r[0], false)
+		cell(page, bold, 12, ink, 10, y+5, 100, 6, clean(r[1]), false)
 		y += 13
 	}
 
-	code, err := qr.Encode(m.VerifyURL, qr.M, qr.Auto)
+	code, err := encodeQR(m.VerifyURL)
 	if err != nil {
 		return nil, fmt.Errorf("card QR code: %w", err)
 	}
-	drawCode(pdf, code, 118, 32, 46)
-	pdf.LinkString(118, 32, 46, 46, m.VerifyURL)
-	pdf.SetFont("DejaVu", "", 7)
-	pdf.SetXY(112, 80)
-	pdf.CellFormat(58, 4, m.Texts.Scan, "", 0, "C", false, 0, "")
+	drawCode(page, code, 118, 32, 46)
+	page.Link(118, 32, 46, 46, m.VerifyURL)
+	cell(page, regular, 7, ink, 112, 80, 58, 4, m.Texts.Scan, true)
 
-	var out bytes.Buffer
-	if err := pdf.Output(&out); err != nil {
-		return nil, fmt.Errorf("card PDF: %w", err)
+	return page.Bytes(pdfpage.Info{Title: strings.TrimSpace(clean(m.Texts.Title + " " + m.Name)), Producer: "portal", Created: m.Issued}), nil
+}
+
+// The card's size in millimetres, and its colours.
+const (
+	width, height = 171.2, 108
+	// cellMargin is the space before a text inside its cell.
+	cellMargin = 1.0
+	ellipsis   = "…"
+)
+
+var (
+	brand = pdfpage.Colour{R: 31, G: 85, B: 112} // brand-700
+	white = pdfpage.Colour{R: 255, G: 255, B: 255}
+	ink   = pdfpage.Colour{R: 30, G: 41, B: 59}
+)
+
+// cell prints s in a cell at (x, y), w × h millimetres, at size points:
+// its baseline a little below the cell's middle, at the left (or in the
+// middle when centred) after a margin. A text wider than the cell is set
+// smaller until it fits, so that a long club's name stays on the card.
+func cell(page *pdfpage.Page, f *pdfpage.Font, size float64, colour pdfpage.Colour, x, y, w, h float64, s string, centred bool) {
+	room := w - 2*cellMargin
+	if width := f.Width(s, size); width > room {
+		size *= room / width
 	}
-	return out.Bytes(), nil
+	left := x + cellMargin
+	if centred {
+		left = x + (w-f.Width(s, size))/2
+	}
+	page.Text(f, size, colour, left, y+h/2+0.3*size*25.4/72, s)
+}
+
+// nameLine is a line of the member's name and the type it is set in.
+type nameLine struct {
+	text         string
+	size, height float64 // points, millimetres
+}
+
+// nameLines sets the name in 18 points on up to two lines, else in 14 on
+// up to three, the third ending in an ellipsis when more is left.
+func nameLines(f *pdfpage.Font, name string) []nameLine {
+	const room = 100 - 2*cellMargin
+	size, height, most := 18.0, 8.0, 2
+	lines := f.Lines(name, size, room)
+	if len(lines) > most {
+		size, height, most = 14, 6.5, 3
+		lines = f.Lines(name, size, room)
+	}
+	if len(lines) > most {
+		last := lines[most-1]
+		for last != "" && f.Width(last+ellipsis, size) > room {
+			_, n := utf8.DecodeLastRuneInString(last)
+			last = last[:len(last)-n]
+		}
+		lines = append(lines[:most-1], last+ellipsis)
+	}
+	out := make([]nameLine, len(lines))
+	for i, l := range lines {
+		out[i] = nameLine{l, size, height}
+	}
+	return out
 }
 
 // drawCode draws the QR code's dark modules as filled rectangles of one
@@ -124,40 +165,31 @@ func Render(m Model) ([]byte, error) {
 // eighth of a card's rendering time, and a season opening renders one
 // card per member. One path filled once leaves no seams between modules
 // where a viewer anti-aliases each shape's edges.
-func drawCode(pdf *fpdf.Fpdf, code image.Image, x, y, size float64) {
-	b := code.Bounds()
-	module := size / float64(b.Dx())
-	pdf.SetFillColor(0, 0, 0)
-	for _, r := range darkRuns(code) {
-		left, top, right := x+float64(r.from)*module, y+float64(r.row)*module, x+float64(r.to)*module
-		pdf.MoveTo(left, top)
-		pdf.LineTo(right, top)
-		pdf.LineTo(right, top+module)
-		pdf.LineTo(left, top+module)
-		pdf.ClosePath()
+func drawCode(page *pdfpage.Page, code *qrCode, x, y, size float64) {
+	module := size / float64(code.size)
+	runs := darkRuns(code)
+	rects := make([][4]float64, len(runs))
+	for i, r := range runs {
+		rects[i] = [4]float64{x + float64(r.from)*module, y + float64(r.row)*module, float64(r.to-r.from) * module, module}
 	}
-	pdf.DrawPath("F")
+	page.FillRects(rects, pdfpage.Colour{})
 }
 
 // run is a row's dark modules from column from up to (not including) to.
 type run struct{ row, from, to int }
 
-// darkRuns is the code's dark modules as runs along each row, counted from
-// the image's corner: one rectangle a run rather than one a module.
-func darkRuns(code image.Image) []run {
-	b := code.Bounds()
-	dark := func(col, row int) bool {
-		return color.GrayModel.Convert(code.At(b.Min.X+col, b.Min.Y+row)).(color.Gray).Y < 128
-	}
+// darkRuns is the code's dark modules as runs along each row: one
+// rectangle a run rather than one a module.
+func darkRuns(code *qrCode) []run {
 	var runs []run
-	for row := range b.Dy() {
-		for col := 0; col < b.Dx(); {
-			if !dark(col, row) {
+	for row := range code.size {
+		for col := 0; col < code.size; {
+			if !code.at(col, row) {
 				col++
 				continue
 			}
 			from := col
-			for col < b.Dx() && dark(col, row) {
+			for col < code.size && code.at(col, row) {
 				col++
 			}
 			runs = append(runs, run{row, from, col})
@@ -166,5 +198,7 @@ func darkRuns(code image.Image) []run {
 	return runs
 }
 
-// clean is fonts.Clean: fpdf panics on characters above U+FFFF.
+// clean is fonts.Clean: control characters and characters above U+FFFF
+// (emoji, which DejaVu Sans lacks) are left out rather than printed as
+// empty boxes.
 func clean(s string) string { return fonts.Clean(s) }

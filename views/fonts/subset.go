@@ -1,6 +1,7 @@
 package fonts
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,11 +24,108 @@ import (
 //
 // Characters the font has no glyph for are left out, as fpdf left them.
 func Subset(font []byte, texts ...string) ([]byte, error) {
+	c, err := Cut(font, texts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.File, nil
+}
+
+// Cut is Subset with what a PDF writer needs to set text in the cut
+// without parsing it again: each character's glyph and each glyph's
+// advance, and the font's metrics.
+//
+// The same font and characters give the same cut, shared: do not change
+// it. A club's cards print mostly the same characters (its labels, names
+// in its alphabet), so most find their fonts cut already, and a PDF
+// writer may keep what it made of a cut (views/pdfpage does).
+func Cut(font []byte, texts ...string) (*Subsetted, error) {
 	src, err := parsed(font)
 	if err != nil {
 		return nil, err
 	}
-	return src.subset(texts)
+	runes := src.runes(texts)
+	key := cutKey{fontKey{&font[0], len(font)}, string(runes)}
+	cutsMu.Lock()
+	c, ok := cuts[key]
+	cutsMu.Unlock()
+	if ok {
+		return c, nil
+	}
+	if c, err = src.subset(runes); err != nil {
+		return nil, err
+	}
+	cutsMu.Lock()
+	defer cutsMu.Unlock()
+	if len(cuts) >= keptCuts {
+		clear(cuts) // seldom: a few hundred kilobytes to cut again
+	}
+	cuts[key] = c
+	return c, nil
+}
+
+// cutKey names a cut: the font and its characters, sorted.
+type cutKey struct {
+	font  fontKey
+	runes string
+}
+
+// keptCuts bounds the cuts kept: each is some 20 to 60 kB.
+const keptCuts = 128
+
+var (
+	cutsMu sync.Mutex
+	cuts   = map[cutKey]*Subsetted{}
+)
+
+// Subsetted is a font cut to some characters.
+type Subsetted struct {
+	// File is the cut as a TrueType font file.
+	File []byte
+	// Metrics are the font's, unchanged by the cut.
+	Metrics
+	glyphs   map[rune]uint16 // the cut's characters, to their glyphs in File
+	advances []uint16        // by glyph in File, in font units
+	chars    []rune          // by glyph in File: the character it is drawn for, 0 for none (.notdef, components)
+}
+
+// Metrics are a font's design units and the figures a PDF font
+// descriptor gives, in font units (UnitsPerEm to the em).
+type Metrics struct {
+	PostScriptName  string
+	UnitsPerEm      int
+	Ascent, Descent int    // from the baseline, Descent negative (hhea)
+	CapHeight       int    // OS/2, else Ascent
+	BBox            [4]int // xMin, yMin, xMax, yMax of all glyphs (head)
+	ItalicAngle     float64
+	Weight          int // OS/2 usWeightClass: 400 regular, 700 bold
+}
+
+// Glyph is character c's glyph in File, and whether the cut has one; a
+// character without prints as glyph 0, the empty box (.notdef).
+func (s *Subsetted) Glyph(c rune) (uint16, bool) {
+	g, ok := s.glyphs[c]
+	return g, ok
+}
+
+// Advance is glyph g's advance width in font units.
+func (s *Subsetted) Advance(g uint16) int {
+	if int(g) >= len(s.advances) {
+		return 0
+	}
+	return int(s.advances[g])
+}
+
+// Glyphs is the number of glyphs in File; glyph ids run from 0 below it.
+func (s *Subsetted) Glyphs() int { return len(s.advances) }
+
+// Char is the character glyph g is drawn for, 0 for .notdef and for
+// glyphs that are only parts of others (an accent of a composite).
+func (s *Subsetted) Char(g uint16) rune {
+	if int(g) >= len(s.chars) {
+		return 0
+	}
+	return s.chars[g]
 }
 
 // fontKey names a font's bytes by where they are and how many: Regular
@@ -69,6 +167,7 @@ type trueType struct {
 	advances  []uint16          // per glyph
 	bearings  []int16           // left side bearings, per glyph
 	numGlyphs int
+	metrics   Metrics
 }
 
 // keptTables are the tables fpdf reads or copies into its own cut: metrics,
@@ -142,7 +241,68 @@ func parseTrueType(font []byte) (*trueType, error) {
 	if t.cmap, err = unicodeCmap(t.tables["cmap"]); err != nil {
 		return nil, bad(err.Error())
 	}
+	i16 := func(b []byte, at int) int { return int(int16(binary.BigEndian.Uint16(b[at:]))) }
+	t.metrics = Metrics{
+		PostScriptName: postScriptName(t.tables["name"]),
+		UnitsPerEm:     int(binary.BigEndian.Uint16(head[18:])),
+		Ascent:         i16(hhea, 4),
+		Descent:        i16(hhea, 6),
+		BBox:           [4]int{i16(head, 36), i16(head, 38), i16(head, 40), i16(head, 42)},
+		ItalicAngle:    float64(int32(binary.BigEndian.Uint32(t.tables["post"][4:]))) / 65536,
+		Weight:         400,
+	}
+	t.metrics.CapHeight = t.metrics.Ascent
+	if os2 := t.tables["OS/2"]; len(os2) >= 6 {
+		t.metrics.Weight = int(binary.BigEndian.Uint16(os2[4:]))
+		if binary.BigEndian.Uint16(os2) >= 2 && len(os2) >= 90 {
+			t.metrics.CapHeight = i16(os2, 88)
+		}
+	}
+	if t.metrics.UnitsPerEm < 16 {
+		return nil, bad("units per em")
+	}
 	return t, nil
+}
+
+// postScriptName is the font's PostScript name (name id 6), from the
+// Windows (UTF-16) or the Macintosh (Roman) record; "" when it has none.
+func postScriptName(name []byte) string {
+	if len(name) < 6 {
+		return ""
+	}
+	count, strings := int(binary.BigEndian.Uint16(name[2:])), int(binary.BigEndian.Uint16(name[4:]))
+	for i := range count {
+		rec := 6 + 12*i
+		if len(name) < rec+12 {
+			return ""
+		}
+		platform, id := binary.BigEndian.Uint16(name[rec:]), binary.BigEndian.Uint16(name[rec+6:])
+		length, off := int(binary.BigEndian.Uint16(name[rec+8:])), int(binary.BigEndian.Uint16(name[rec+10:]))
+		if id != 6 || len(name) < strings+off+length {
+			continue
+		}
+		raw := name[strings+off : strings+off+length]
+		var out []byte
+		switch platform {
+		case 1:
+			out = raw
+		case 3:
+			for j := 1; j < len(raw); j += 2 {
+				out = append(out, raw[j])
+			}
+		default:
+			continue
+		}
+		// A PostScript name is printable ASCII without delimiters.
+		var clean []byte
+		for _, b := range out {
+			if b > 0x20 && b < 0x7F && !bytes.ContainsRune([]byte("[](){}<>/%"), rune(b)) {
+				clean = append(clean, b)
+			}
+		}
+		return string(clean)
+	}
+	return ""
 }
 
 // unicodeCmap reads the format 4 subtable for Unicode (Windows Unicode
@@ -248,26 +408,30 @@ func components(data []byte, each func(at int, g uint16)) error {
 	}
 }
 
-func (t *trueType) subset(texts []string) ([]byte, error) {
-	// The characters, sorted, each with its glyph: new glyph ids follow
-	// the characters' order, so consecutive characters make one cmap
-	// segment. Glyph 0 (.notdef) stays first.
-	chars := map[rune]bool{}
+// runes are printable ASCII and the characters of texts that the font
+// has, sorted, once each.
+func (t *trueType) runes(texts []string) []rune {
+	runes := make([]rune, 0, 0x7F-0x20+16)
 	for c := rune(0x20); c < 0x7F; c++ {
-		chars[c] = true
-	}
-	for _, s := range texts {
-		for _, c := range s {
-			chars[c] = true
-		}
-	}
-	var runes []rune
-	for c := range chars {
 		if _, ok := t.cmap[c]; ok {
 			runes = append(runes, c)
 		}
 	}
+	for _, s := range texts {
+		for _, c := range s {
+			if _, ok := t.cmap[c]; ok && (c < 0x20 || c >= 0x7F) {
+				runes = append(runes, c)
+			}
+		}
+	}
 	slices.Sort(runes)
+	return slices.Compact(runes)
+}
+
+// subset cuts the font to runes (from t.runes).
+func (t *trueType) subset(runes []rune) (*Subsetted, error) {
+	// New glyph ids follow the characters' order, so consecutive
+	// characters make one cmap segment. Glyph 0 (.notdef) stays first.
 	old := []uint16{0}
 	newID := map[uint16]uint16{0: 0}
 	add := func(g uint16) {
@@ -335,7 +499,19 @@ func (t *trueType) subset(texts []string) ([]byte, error) {
 			}
 		}
 	}
-	return writeTrueType(tables), nil
+	cut := &Subsetted{File: writeTrueType(tables), Metrics: t.metrics, glyphs: make(map[rune]uint16, len(runes)), chars: make([]rune, len(old))}
+	for _, c := range runes {
+		g := newID[t.cmap[c]]
+		cut.glyphs[c] = g
+		if cut.chars[g] == 0 {
+			cut.chars[g] = c
+		}
+	}
+	cut.advances = make([]uint16, len(old))
+	for i, g := range old {
+		cut.advances[i] = t.advances[g]
+	}
+	return cut, nil
 }
 
 // cmapFormat4 maps runes to their new glyphs in one Unicode BMP subtable:
