@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"portal/engine"
 	"portal/engine/definition"
@@ -163,10 +165,6 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		return fmt.Errorf("sum paid orders: %w", err)
 	}
 	r.PaidOrders, r.PaidMinor = paid.N, paid.Total
-	typeOf, err := s.membershipTypes(ctx, r.Period.ID)
-	if err != nil {
-		return err
-	}
 	var rules []engine.PriceRule
 	if err := s.DB().NewSelect().Model(&rules).Where("period_id = ?", r.Period.ID).Order("id").Scan(ctx); err != nil {
 		return fmt.Errorf("load price rules: %w", err)
@@ -183,42 +181,52 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 	for _, t := range types {
 		typeByID[t.ID] = t
 	}
-	// The lines are read as plain columns, without their descriptions:
-	// a club of 5,000 registrations has some 12,000 paid lines, and
-	// scanning them into structs by reflection, description and all, was
-	// most of the report's time (issue 42). A row the setup no longer has
-	// is named after its first line's description, read afterwards.
+	// The lines are summed by the database, per membership type, kind
+	// and code: a club of 5,000 registrations has some 12,000 paid lines,
+	// and reading them one by one (with the 7,000 memberships that give
+	// their types) was half of the staff pages' CPU (issue 42). A line's
+	// type is that of the newest membership its registration made for its
+	// person in the period. Each sum carries its first line (first): the
+	// order id and the line number as one figure, so that rows the setup
+	// no longer has keep the order in which the lines meet them, and are
+	// named after their first line's description, read afterwards.
 	type linePos struct{ orderID, lineNo int64 }
-	unnamed := map[int]linePos{} // index in ByRule: the row's first line
-	var sum int64
-	err = engine.EachRow(ctx, s.DB(), func(rows *sql.Rows) error {
-		var (
-			instanceID, amount, orderID, lineNo int64
-			personID                            sql.NullInt64
-			kind, code                          sql.RawBytes
-		)
-		if err := rows.Scan(&instanceID, &personID, &kind, &code, &amount, &orderID, &lineNo); err != nil {
+	type lineSum struct {
+		typeID        sql.NullInt64
+		kind, code    string
+		amount, lines int64
+		first         int64
+	}
+	var sums []lineSum
+	err := engine.EachRow(ctx, s.DB(), func(rows *sql.Rows) error {
+		var l lineSum
+		if err := rows.Scan(&l.typeID, &l.kind, &l.code, &l.amount, &l.lines, &l.first); err != nil {
 			return err
 		}
-		sum += amount
-		key, name := "", ""
-		if personID.Valid {
-			if t, ok := typeByID[typeOf[[2]int64{instanceID, personID.Int64}]]; ok {
-				key, name = t.Code, t.Name
-			}
-		}
-		addAmount(&r.ByType, key, func() Amount { return Amount{Key: key, Name: name} }, amount)
-		i := addAmount(&r.ByRule, string(code), func() Amount { return Amount{Key: string(code), Kind: string(kind)} }, amount)
-		if r.ByRule[i].Lines == 1 && i >= len(rules) {
-			unnamed[i] = linePos{orderID, lineNo}
-		}
+		sums = append(sums, l)
 		return nil
-	}, `SELECT o.process_instance_id, ol.person_id, ol.kind, ol.code, ol.amount_minor, ol.order_id, ol.line_no
+	}, `SELECT t.membership_type_id, ol.kind, ol.code, CAST(SUM(ol.amount_minor) AS BIGINT), COUNT(*), MIN(ol.order_id * ? + ol.line_no)
 		FROM order_lines AS ol JOIN orders AS o ON o.id = ol.order_id
+		LEFT JOIN (`+newestMembershipTypes(s.DB())+`) AS t ON t.process_instance_id = o.process_instance_id AND t.person_id = ol.person_id
 		WHERE o.organisation_id = ? AND o.period_id = ? AND o.status = ?
-		ORDER BY ol.order_id, ol.line_no`, orgID, r.Period.ID, engine.OrderPaid)
+		GROUP BY t.membership_type_id, ol.kind, ol.code`, linesPerOrder, r.Period.ID, orgID, r.Period.ID, engine.OrderPaid)
 	if err != nil {
-		return fmt.Errorf("load paid order lines: %w", err)
+		return fmt.Errorf("sum paid order lines: %w", err)
+	}
+	slices.SortFunc(sums, func(a, b lineSum) int { return cmp.Compare(a.first, b.first) })
+	unnamed := map[int]linePos{} // index in ByRule: the row's first line
+	var sum int64
+	for _, l := range sums {
+		sum += l.amount
+		key, name := "", ""
+		if t, ok := typeByID[l.typeID.Int64]; ok && l.typeID.Valid {
+			key, name = t.Code, t.Name
+		}
+		addAmount(&r.ByType, key, func() Amount { return Amount{Key: key, Name: name} }, l.amount, int(l.lines))
+		i := addAmount(&r.ByRule, l.code, func() Amount { return Amount{Key: l.code, Kind: l.kind} }, l.amount, int(l.lines))
+		if _, named := unnamed[i]; !named && i >= len(rules) {
+			unnamed[i] = linePos{l.first / linesPerOrder, l.first % linesPerOrder}
+		}
 	}
 	if len(unnamed) > 0 {
 		var orderIDs []int64
@@ -249,8 +257,8 @@ func (s *Service) reportPaidOrders(ctx context.Context, r *YearReport, orgID int
 		// Orders without lines (made before lines were stored): counted,
 		// under a row of their own, so that the breakdowns still add up.
 		unitemised := func() Amount { return Amount{Key: "-", Kind: "-"} }
-		addAmount(&r.ByType, "-", unitemised, rest)
-		addAmount(&r.ByRule, "-", unitemised, rest)
+		addAmount(&r.ByType, "-", unitemised, rest, 1)
+		addAmount(&r.ByRule, "-", unitemised, rest, 1)
 	}
 	return nil
 }
@@ -296,37 +304,38 @@ func (s *Service) optionTexts(ctx context.Context, orgID int64, r *YearReport) e
 	return nil
 }
 
-// addAmount adds one line to the row of rows with key (a new row made by
-// row at the end when none has it) and returns the row's index.
-func addAmount(rows *[]Amount, key string, row func() Amount, amount int64) int {
+// addAmount adds lines lines of amount in all to the row of rows with key
+// (a new row made by row at the end when none has it) and returns the
+// row's index.
+func addAmount(rows *[]Amount, key string, row func() Amount, amount int64, lines int) int {
 	i := slices.IndexFunc(*rows, func(x Amount) bool { return x.Key == key })
 	if i < 0 {
 		*rows = append(*rows, row())
 		i = len(*rows) - 1
 	}
-	(*rows)[i].Lines++
+	(*rows)[i].Lines += lines
 	(*rows)[i].AmountMinor += amount
 	return i
 }
 
-// membershipTypes maps a registration's person to the type of their
-// membership in the period, read as plain columns (a big club has some
-// 7,000).
-func (s *Service) membershipTypes(ctx context.Context, periodID int64) (map[[2]int64]int64, error) {
-	typeOf := map[[2]int64]int64{}
-	err := engine.EachRow(ctx, s.DB(), func(rows *sql.Rows) error {
-		var instanceID, personID, typeID int64
-		if err := rows.Scan(&instanceID, &personID, &typeID); err != nil {
-			return err
-		}
-		typeOf[[2]int64{instanceID, personID}] = typeID
-		return nil
-	}, `SELECT process_instance_id, person_id, membership_type_id FROM memberships
-		WHERE period_id = ? AND process_instance_id IS NOT NULL`, periodID)
-	if err != nil {
-		return nil, fmt.Errorf("load the memberships of paid orders: %w", err)
+// linesPerOrder bounds an order's line numbers for the first line's
+// figure (order id × linesPerOrder + line number): an order has a few
+// lines per person of one registration.
+const linesPerOrder = 1 << 20
+
+// newestMembershipTypes selects, for each registration and person with a
+// membership in the period (its one argument), the type of the newest.
+// PostgreSQL says so with DISTINCT ON; SQLite takes a bare column's value
+// from the row whose MAX is the group's.
+func newestMembershipTypes(db bun.IDB) string {
+	if db.Dialect().Name() == dialect.PG {
+		return `SELECT DISTINCT ON (process_instance_id, person_id) process_instance_id, person_id, membership_type_id
+			FROM memberships WHERE period_id = ? AND process_instance_id IS NOT NULL
+			ORDER BY process_instance_id, person_id, id DESC`
 	}
-	return typeOf, nil
+	return `SELECT process_instance_id, person_id, membership_type_id, MAX(id)
+		FROM memberships WHERE period_id = ? AND process_instance_id IS NOT NULL
+		GROUP BY process_instance_id, person_id`
 }
 
 // reportMoney fills the money received, refunded and owed back, per
@@ -338,9 +347,10 @@ func (s *Service) reportMoney(ctx context.Context, r *YearReport, orgID int64) e
 		PaidMinor    *int64              `bun:"paid_amount_minor"`
 		RefundStatus engine.RefundStatus `bun:"refund_status"`
 	}
-	if err := s.DB().NewSelect().TableExpr("payments AS p").Join("JOIN orders AS o ON o.id = p.order_id").
+	ofPeriod, args := engine.OrderOf(s.DB(), "p.order_id", orgID, r.Period.ID)
+	if err := s.DB().NewSelect().TableExpr("payments AS p").
 		ColumnExpr("p.provider, p.amount_minor, p.paid_amount_minor, p.refund_status").
-		Where("o.organisation_id = ? AND o.period_id = ? AND p.status = ?", orgID, r.Period.ID, engine.PaymentSucceeded).
+		Where(ofPeriod, args...).Where("p.status = ?", engine.PaymentSucceeded).
 		OrderExpr("p.id").Scan(ctx, &pays); err != nil {
 		return fmt.Errorf("load received payments: %w", err)
 	}
@@ -449,7 +459,7 @@ func (s *Service) reportMembers(ctx context.Context, r *YearReport, types []engi
 			count(&r.MembersByAge[i], st)
 		}
 		return nil
-	}, `SELECT m.membership_type_id, m.status, pe.date_of_birth FROM memberships AS m JOIN persons AS pe ON pe.id = m.person_id
+	}, `SELECT m.membership_type_id, m.status, `+staff.BirthDateOfMember+` FROM memberships AS m
 		WHERE m.period_id = ? AND m.status IN (?, ?)`, r.Period.ID, engine.MembershipPending, engine.MembershipActive)
 	if err != nil {
 		return fmt.Errorf("count members: %w", err)

@@ -109,6 +109,22 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 			WHERE l.order_id = (SELECT MIN(id) FROM orders WHERE period_id = ? AND status = 'Paid'))`, engine.DemoPeriodID, engine.DemoPeriodID); err != nil {
 			t.Fatal(err)
 		}
+		// A member of a paid registration whose membership was made again
+		// with the other type (the first one cancelled): their lines count
+		// under the newest membership's type, once.
+		var remade int64
+		if err := db.NewRaw(`SELECT MIN(m.id) FROM memberships m JOIN orders o ON o.process_instance_id = m.process_instance_id
+			WHERE o.period_id = ? AND o.status = 'Paid'`, engine.DemoPeriodID).Scan(f.Ctx, &remade); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(f.Ctx, `UPDATE memberships SET status = 'Cancelled' WHERE id = ?`, remade); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(f.Ctx, `INSERT INTO memberships (person_id, period_id, membership_type_id, member_type, status, process_instance_id, created_at)
+			SELECT person_id, period_id, (SELECT MIN(t.id) FROM membership_types t WHERE t.organisation_id = 1 AND t.id <> m.membership_type_id),
+			member_type, 'Active', process_instance_id, created_at FROM memberships m WHERE id = ?`, remade); err != nil {
+			t.Fatal(err)
+		}
 		r, err := report.Of(f.Svc).YearReport(f.Ctx, 1, engine.DemoPeriodID)
 		if err != nil {
 			t.Fatal(err)
@@ -162,11 +178,17 @@ func TestYearReportAddsUpTheOrders(t *testing.T) {
 			if a.Key == "" {
 				continue
 			}
-			got := sqlSum(t, db, `SELECT COALESCE(SUM(l.amount_minor), 0) FROM order_lines l JOIN orders o ON o.id = l.order_id
-				JOIN memberships m ON m.process_instance_id = o.process_instance_id AND m.person_id = l.person_id
-				JOIN membership_types mt ON mt.id = m.membership_type_id WHERE o.period_id = ? AND o.status = 'Paid' AND mt.code = ?`, period, a.Key)
-			if got != a.AmountMinor {
+			// A line's type: its registration's newest membership for its
+			// person in the period.
+			const typed = `FROM order_lines l JOIN orders o ON o.id = l.order_id
+				JOIN membership_types mt ON mt.id = (SELECT m.membership_type_id FROM memberships m WHERE m.period_id = o.period_id
+					AND m.process_instance_id = o.process_instance_id AND m.person_id = l.person_id ORDER BY m.id DESC LIMIT 1)
+				WHERE o.period_id = ? AND o.status = 'Paid' AND mt.code = ?`
+			if got := sqlSum(t, db, `SELECT COALESCE(SUM(l.amount_minor), 0) `+typed, period, a.Key); got != a.AmountMinor {
 				t.Errorf("type %s: report %d, SQL %d", a.Key, a.AmountMinor, got)
+			}
+			if got := sqlSum(t, db, `SELECT COUNT(*) `+typed, period, a.Key); got != int64(a.Lines) {
+				t.Errorf("type %s: report %d lines, SQL %d", a.Key, a.Lines, got)
 			}
 		}
 		for _, a := range r.ByRule {

@@ -56,6 +56,13 @@ var AgeGroups = []struct {
 	Below int
 }{{"under 12", 12}, {"12–17", 18}, {"18–25", 26}, {"26–64", 65}, {"65 and over", 1000}}
 
+// BirthDateOfMember is, in a query over memberships AS m, the date of
+// birth of the membership's person, looked up by id. A join to persons
+// says the same, but PostgreSQL plans it as a hash over every person of
+// every club (100,000 in a federation, to read a club's 6,000: 18 to
+// 30 ms; looked up, 9 ms; issue 42).
+const BirthDateOfMember = "(SELECT pe.date_of_birth FROM persons AS pe WHERE pe.id = m.person_id)"
+
 // AgeGroupAt is the index in AgeGroups of a person born on born, by their
 // age on day at (a period's start); -1 when no group takes that age.
 func AgeGroupAt(born, at time.Time) int {
@@ -161,8 +168,8 @@ func (s *Service) overviewMembers(ctx context.Context, o *SeasonOverview) error 
 			byAge[i].Pending += pending
 		}
 		return nil
-	}, `SELECT t.name, pe.date_of_birth, m.status FROM memberships AS m
-		JOIN membership_types AS t ON t.id = m.membership_type_id JOIN persons AS pe ON pe.id = m.person_id
+	}, `SELECT t.name, `+BirthDateOfMember+`, m.status FROM memberships AS m
+		JOIN membership_types AS t ON t.id = m.membership_type_id
 		WHERE m.period_id = ? AND m.status IN (?, ?)`, o.Period.ID, engine.MembershipPending, engine.MembershipActive)
 	if err != nil {
 		return fmt.Errorf("count members: %w", err)
@@ -191,6 +198,7 @@ func (s *Service) overviewMoney(ctx context.Context, o *SeasonOverview, orgID in
 	o.ExpectedMinor = money.Expected
 	// The succeeded payments: some 5,000 for a big club, scanned as plain
 	// columns (engine.EachRow).
+	ofPeriod, ofPeriodArgs := engine.OrderOf(s.DB(), "p.order_id", orgID, periodID)
 	err := engine.EachRow(ctx, s.DB(), func(rows *sql.Rows) error {
 		var (
 			amount int64
@@ -209,8 +217,7 @@ func (s *Service) overviewMoney(ctx context.Context, o *SeasonOverview, orgID in
 		}
 		return nil
 	}, `SELECT COALESCE(p.paid_amount_minor, p.amount_minor), p.refund_status, p.updated_at FROM payments AS p
-		WHERE p.order_id IN (SELECT o.id FROM orders AS o WHERE o.organisation_id = ? AND o.period_id = ?) AND p.status = ?`,
-		orgID, periodID, engine.PaymentSucceeded)
+		WHERE `+ofPeriod+` AND p.status = ?`, append(ofPeriodArgs, engine.PaymentSucceeded)...)
 	if err != nil {
 		return fmt.Errorf("load payments: %w", err)
 	}

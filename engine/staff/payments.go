@@ -194,13 +194,9 @@ func (s *Service) attentionQuery(ctx context.Context, sel *bun.SelectQuery, q At
 	if scope, ok := engine.OrganisationOf(ctx); ok && org == 0 {
 		org = scope
 	}
-	switch {
-	case org != 0 && periodID != 0:
-		sel = sel.Where("?TableAlias.order_id IN (SELECT id FROM orders WHERE organisation_id = ? AND period_id = ?)", org, periodID)
-	case org != 0:
-		sel = sel.Where("?TableAlias.order_id IN (SELECT id FROM orders WHERE organisation_id = ?)", org)
-	case periodID != 0:
-		sel = sel.Where("?TableAlias.order_id IN (SELECT id FROM orders WHERE period_id = ?)", periodID)
+	if org != 0 || periodID != 0 {
+		ofOrders, args := engine.OrderOf(s.DB(), "?TableAlias.order_id", org, periodID)
+		sel = sel.Where(ofOrders, args...)
 	}
 	orderIs := "EXISTS (SELECT 1 FROM orders AS ao WHERE ao.id = ?TableAlias.order_id AND "
 	return sel.WhereGroup(" AND ", func(w *bun.SelectQuery) *bun.SelectQuery {
