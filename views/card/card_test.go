@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,6 +187,41 @@ func textRuns(t *testing.T, page pdf.Page) []textRun {
 		}
 	}
 	return runs
+}
+
+// TestRenderAtOnce renders cards on several goroutines, as the job
+// workers do, sharing the cut fonts and their PDF objects: each comes out
+// as it does alone (run with -race to see the sharing checked).
+func TestRenderAtOnce(t *testing.T) {
+	names := []string{"Zoë Ørsted", "Ελένη Παπαδοπούλου", "Kim Example", "Наталья Иванова", "Zoë Ørsted", "Jürgen Müller"}
+	alone := make([][]byte, len(names))
+	for i, n := range names {
+		m := model()
+		m.Name = n
+		b, err := card.Render(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = b
+	}
+	var wg sync.WaitGroup
+	for round := range 4 {
+		for i, n := range names {
+			wg.Go(func() {
+				m := model()
+				m.Name = n
+				b, err := card.Render(m)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !bytes.Equal(b, alone[i]) {
+					t.Errorf("round %d: %s's card differs from the one rendered alone", round, n)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
 
 // BenchmarkRender renders one card: a season opening sends one per
