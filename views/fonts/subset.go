@@ -28,7 +28,7 @@ func Subset(font []byte, texts ...string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.File, nil
+	return slices.Clone(c.File), nil // the cut is shared; the caller may keep or change its copy
 }
 
 // Cut is Subset with what a PDF writer needs to set text in the cut
