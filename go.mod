@@ -33,7 +33,7 @@ require github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 
 require golang.org/x/image v0.41.0
 
-require rsc.io/qr v0.2.0 // indirect
+require rsc.io/qr v0.2.0
 
 require (
 	cloud.google.com/go v0.123.0 // indirect

@@ -87,6 +87,18 @@ type Subsetted struct {
 	glyphs   map[rune]uint16 // the cut's characters, to their glyphs in File
 	advances []uint16        // by glyph in File, in font units
 	chars    []rune          // by glyph in File: the character it is drawn for, 0 for none (.notdef, components)
+
+	derivedOnce sync.Once
+	derived     any
+}
+
+// Derived is what build makes of the cut (a PDF writer's compressed font
+// objects), made on the first call and kept with the cut: a shared cut is
+// made into objects once, and they go when the cut goes. One writer uses
+// it: every call gets the first build's result.
+func (s *Subsetted) Derived(build func() any) any {
+	s.derivedOnce.Do(func() { s.derived = build() })
+	return s.derived
 }
 
 // Metrics are a font's design units and the figures a PDF font

@@ -91,7 +91,9 @@ func (f *Font) Width(s string, size float64) float64 {
 func (f *Font) Lines(s string, size, width float64) []string {
 	var lines []string
 	var line string
-	for _, word := range strings.Fields(s) {
+	// Breaks at spaces only: a no-break space (U+00A0) holds its words
+	// together, as it should.
+	for _, word := range strings.FieldsFunc(s, func(c rune) bool { return c == ' ' }) {
 		try := word
 		if line != "" {
 			try = line + " " + word
@@ -236,38 +238,17 @@ func (f *Font) write(w *writer, n int) {
 	w.stream(n+4, "", o.toUnicode)
 }
 
-// fontObjects is what a cut becomes in a PDF, made once per cut: the
-// same characters give the same cut (fonts.Cut), and compressing its file
-// was two fifths of a card.
+// fontObjects is what a cut becomes in a PDF, made once per cut and kept
+// with it (fonts.Subsetted.Derived): the same characters give the same
+// cut (fonts.Cut), and compressing its file was two fifths of a card.
 type fontObjects struct {
 	name               string // the subset's PostScript name
 	widths, descriptor string // the CID font's and the descriptor's entries
 	file, toUnicode    []byte // compressed
 }
 
-// keptFonts bounds the cuts whose objects are kept, some 30 kB each.
-const keptFonts = 256
-
-var (
-	fontObjectsMu sync.Mutex
-	fontObjectsOf = map[*fonts.Subsetted]*fontObjects{}
-)
-
 func objectsOf(c *fonts.Subsetted) *fontObjects {
-	fontObjectsMu.Lock()
-	o, ok := fontObjectsOf[c]
-	fontObjectsMu.Unlock()
-	if ok {
-		return o
-	}
-	o = makeFontObjects(c)
-	fontObjectsMu.Lock()
-	defer fontObjectsMu.Unlock()
-	if len(fontObjectsOf) >= keptFonts {
-		clear(fontObjectsOf)
-	}
-	fontObjectsOf[c] = o
-	return o
+	return c.Derived(func() any { return makeFontObjects(c) }).(*fontObjects)
 }
 
 func makeFontObjects(c *fonts.Subsetted) *fontObjects {
