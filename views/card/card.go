@@ -51,8 +51,10 @@ func Render(m Model) ([]byte, error) {
 	if m.Dates == "" {
 		m.Dates = m.ValidFrom.Format("2 Jan 2006") + " – " + m.ValidTo.Format("2 Jan 2006")
 	}
-	club, name := clean(m.Club), clean(m.Name)
-	texts := []string{club, name, clean(m.Type), clean(m.Period), clean(m.Dates), m.Texts.Title, m.Texts.Membership, m.Texts.Period, m.Texts.Valid, m.Texts.Scan, ellipsis}
+	for _, field := range []*string{&m.Club, &m.Name, &m.Type, &m.Period, &m.Dates} {
+		*field = clean(*field)
+	}
+	texts := []string{m.Club, m.Name, m.Type, m.Period, m.Dates, m.Texts.Title, m.Texts.Membership, m.Texts.Period, m.Texts.Valid, m.Texts.Scan, ellipsis}
 	regularCut, err := fonts.Cut(fonts.Regular, texts...)
 	if err != nil {
 		return nil, fmt.Errorf("card: %w", err)
@@ -67,11 +69,11 @@ func Render(m Model) ([]byte, error) {
 	// A band with the club's name, then the member on the left and the QR
 	// code on the right.
 	page.FillRect(0, 0, width, 24, brand)
-	cell(page, bold, 16, white, 10, 6, 151, 8, club, false)
+	cell(page, bold, 16, white, 10, 6, 151, 8, m.Club, false)
 	cell(page, regular, 10, white, 10, 14, 151, 6, m.Texts.Title, false)
 
 	y := 34.0
-	for _, line := range nameLines(bold, name) {
+	for _, line := range nameLines(bold, m.Name) {
 		cell(page, bold, line.size, ink, 10, y, 100, line.height, line.text, false)
 		y += line.height
 	}
@@ -83,7 +85,7 @@ func Render(m Model) ([]byte, error) {
 	}
 	for _, r := range rows {
 		cell(page, regular, 9, ink, 10, y, 100, 5, r[0], false)
-		cell(page, bold, 12, ink, 10, y+5, 100, 6, clean(r[1]), false)
+		cell(page, bold, 12, ink, 10, y+5, 100, 6, r[1], false)
 		y += 13
 	}
 

@@ -160,9 +160,11 @@ func (p *Page) Text(f *Font, size float64, colour Colour, x, y float64, s string
 	b.WriteString("BT\n")
 	p.fillColour(colour)
 	fmt.Fprintf(b, "/%s %s Tf\n%s %s Td\n<", f.resource, num(size), num(x*pointsPerMM), num(p.height-y*pointsPerMM))
+	var glyphs []byte
 	for _, c := range s {
-		fmt.Fprintf(b, "%04X", f.glyph(c))
+		glyphs = appendHex16(glyphs, f.glyph(c))
 	}
+	b.Write(glyphs)
 	b.WriteString("> Tj\nET\n")
 }
 
@@ -300,11 +302,11 @@ func toUnicode(c *fonts.Subsetted) []byte {
 		if r == 0 {
 			continue
 		}
-		var hex strings.Builder
+		pair := append(appendHex16([]byte{'<'}, uint16(g)), "> <"...)
 		for _, u := range utf16.Encode([]rune{r}) {
-			fmt.Fprintf(&hex, "%04X", u)
+			pair = appendHex16(pair, u)
 		}
-		pairs = append(pairs, fmt.Sprintf("<%04X> <%s>", g, hex.String()))
+		pairs = append(pairs, string(append(pair, '>')))
 	}
 	var b bytes.Buffer
 	b.WriteString("/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n" +
@@ -420,13 +422,18 @@ func textString(s string) string {
 	if ascii {
 		return literal(s)
 	}
-	var b strings.Builder
-	b.WriteString("<FEFF")
+	b := []byte("<FEFF")
 	for _, u := range utf16.Encode([]rune(s)) {
-		fmt.Fprintf(&b, "%04X", u)
+		b = appendHex16(b, u)
 	}
-	b.WriteByte('>')
-	return b.String()
+	return string(append(b, '>'))
+}
+
+// appendHex16 appends v as four hexadecimal digits: a glyph id, or a
+// UTF-16 unit, as PDF's hex strings and CMaps write them.
+func appendHex16(b []byte, v uint16) []byte {
+	const digits = "0123456789ABCDEF"
+	return append(b, digits[v>>12], digits[v>>8&0xF], digits[v>>4&0xF], digits[v&0xF])
 }
 
 // date is t as a PDF date in UTC.
